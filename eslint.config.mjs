@@ -1,0 +1,123 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
+
+const IO_MODULES = ['node:*', '@temporalio/*', '@alicloud/*', '@darabonba/*', '@kubernetes/*', 'pino'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'coverage/', 'eslint.config.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  ...tseslint.configs.stylisticTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'separate-type-imports' },
+      ],
+      '@typescript-eslint/no-non-null-assertion': 'error',
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      'max-params': ['error', 3],
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['src/ipam/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...IO_MODULES, '../*'],
+              message: 'ipam/ is pure: pass data in, return data out (no I/O, Temporal, cloud or Kubernetes imports).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'Date', 'setTimeout', 'setInterval', 'process', 'console', 'fetch'],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random' }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../activities/*', '../activities/**'],
+              allowTypeImports: true,
+              message: 'Workflows see activities as types only: use import type.',
+            },
+            {
+              group: [
+                'node:*',
+                '@temporalio/activity',
+                '@temporalio/client',
+                '@temporalio/worker',
+                '@temporalio/testing',
+                '@alicloud/*',
+                '@darabonba/*',
+                '@kubernetes/*',
+                'pino',
+                '../watcher/*',
+                '../worker/*',
+                '../config.js',
+                '../logger.js',
+              ],
+              message: 'Workflow code runs in the Temporal sandbox: no I/O, no Node built-ins.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/activities/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../workflows/*', '../watcher/*', '@temporalio/workflow', '@temporalio/client'],
+              message: 'Activities own I/O; they never orchestrate.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/watcher/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../activities/*', '@alicloud/*', '@darabonba/*', '@temporalio/worker', '@temporalio/activity'],
+              message: 'The watcher only talks to Kubernetes and the Temporal client.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'no-console': 'off',
+      'max-params': 'off',
+    },
+  },
+  prettier,
+);
