@@ -1,0 +1,17 @@
+/**
+ * The pure IPAM core: every decision of a node's reconcile as deterministic functions over plain JSON.
+ * No I/O, no clock, no randomness: time and random draws are inputs. Other layers import from here only.
+ */
+export * from './node-model.js';
+export * from './ip-address.js';
+export * from './rfc3339.js';
+export * from './eni-records.js';
+export * from './pod-demand.js';
+export * from './local-pool.js';
+export * from './openapi-merge.js';
+export * from './vswitch-choice.js';
+export * from './eni-plan.js';
+export * from './release-plan.js';
+export * from './gc-plan.js';
+export * from './conditions.js';
+export * from './fold-outcomes.js';

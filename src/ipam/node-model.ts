@@ -1,0 +1,171 @@
+/**
+ * The Terway `Node` custom resource (`network.alibabacloud.com/v1beta1`) as plain JSON types.
+ *
+ * Field names are exactly those of Terway's CRD (see deploy/crd/), because Terway's per-node daemon reads
+ * and writes the same objects. Every type here is plain JSON (no Map, Date or class) so it can cross a
+ * Temporal boundary and be written back to Kubernetes unchanged.
+ */
+
+export const NODE_CR_API_VERSION = 'network.alibabacloud.com/v1beta1';
+export const NODE_CR_KIND = 'Node';
+export const NODE_CR_PLURAL = 'nodes';
+export const NODE_CR_GROUP = 'network.alibabacloud.com';
+export const NODE_CR_VERSION = 'v1beta1';
+/** Finalizer the control-plane node controller adds; the IPAM controller removes it on deletion. */
+export const NODE_CR_FINALIZER = 'network.alibabacloud.com/node-controller';
+/** Label on the CR and the core Node selecting exclusive-ENI mode, in which this controller does nothing. */
+export const EXCLUSIVE_ENI_MODE_LABEL = 'k8s.aliyun.com/exclusive-mode-eni-type';
+
+export const ENI_TYPES = ['Secondary', 'Trunk', 'Primary', 'Member'] as const;
+/** ECS network interface type (`Type` in the OpenAPI, `networkInterfaceType` in the CR). */
+export type EniType = (typeof ENI_TYPES)[number];
+
+export const ENI_TRAFFIC_MODES = ['Standard', 'HighPerformance'] as const;
+/** `HighPerformance` ENIs carry ERDMA traffic; only ERDMA pods get their IPs. */
+export type EniTrafficMode = (typeof ENI_TRAFFIC_MODES)[number];
+
+export const ENI_STATUSES = ['Available', 'Attaching', 'InUse', 'Detaching', 'Deleting'] as const;
+/**
+ * ECS ENI status. The controller also writes `Deleting` itself, meaning "detach and delete this ENI".
+ * Kept as a string in the CR because the cloud may report statuses this list does not know.
+ */
+export type EniStatus = (typeof ENI_STATUSES)[number];
+
+export const IP_STATUSES = ['Valid', 'Deleting', 'Invalid'] as const;
+/** `Deleting` marks an IP the next GC unassigns; `Invalid` is written by newer Terway versions only. */
+export type IpStatus = (typeof IP_STATUSES)[number];
+
+export const VSWITCH_SELECT_POLICIES = ['ordered', 'random', 'most'] as const;
+export type VSwitchSelectPolicy = (typeof VSWITCH_SELECT_POLICIES)[number];
+
+export const ENI_CONDITION_TYPES = ['InsufficientIP', 'OperationErr'] as const;
+export type EniConditionType = (typeof ENI_CONDITION_TYPES)[number];
+
+/** `spec.nodeMetadata`, written by the control plane from the core Node. */
+export interface NodeMetadata {
+  regionID?: string;
+  instanceType?: string;
+  instanceID?: string;
+  zoneID?: string;
+}
+
+/** `spec.nodeCap`, written by the control plane from ECS `DescribeInstanceTypes`. */
+export interface NodeCap {
+  /** `EniQuantity`, including the primary ENI. */
+  adapters?: number;
+  eriQuantity?: number;
+  totalAdapters?: number;
+  /** `EniPrivateIpAddressQuantity`: IPv4 addresses per ENI, the primary IP included. */
+  ipv4PerAdapter?: number;
+  ipv6PerAdapter?: number;
+  memberAdapterLimit?: number;
+  maxMemberAdapterLimit?: number;
+  instanceBandwidthRx?: number;
+  instanceBandwidthTx?: number;
+}
+
+/** `spec.eni`, written by the per-node daemon; absent until the daemon is ready. */
+export interface EniSpec {
+  tag?: Record<string, string>;
+  tagFilter?: Record<string, string>;
+  vSwitchOptions?: string[];
+  securityGroupIDs?: string[];
+  resourceGroupID?: string;
+  enableIPv4?: boolean;
+  enableIPv6?: boolean;
+  enableERDMA?: boolean;
+  enableTrunk?: boolean;
+  vSwitchSelectPolicy?: VSwitchSelectPolicy;
+}
+
+/** `spec.pool`, written by the per-node daemon; absent until the daemon is ready. */
+export interface PoolSpec {
+  maxPoolSize: number;
+  minPoolSize: number;
+}
+
+/** One entry of `spec.flavor`: how many ENIs of one kind the node should have. */
+export interface FlavorEntry {
+  networkInterfaceType: EniType;
+  networkInterfaceTrafficMode: EniTrafficMode;
+  count: number;
+}
+
+export interface NodeSpec {
+  nodeMetadata?: NodeMetadata;
+  nodeCap?: NodeCap;
+  eni?: EniSpec;
+  pool?: PoolSpec;
+  flavor?: FlavorEntry[];
+}
+
+/** One IP of an ENI in `status.networkInterfaces.<eni>.ipv4|ipv6.<ip>`. */
+export interface IpEntry {
+  ip: string;
+  primary: boolean;
+  status: IpStatus;
+  /** `<namespace>/<name>` of the pod the IP is bound to; absent or empty when idle. */
+  podID?: string;
+  podUID?: string;
+}
+
+/** A condition on one ENI, keyed by {@link EniConditionType}. */
+export interface EniCondition {
+  /** RFC 3339 time the condition was last written. */
+  observedTime: string;
+  message: string;
+}
+
+/** One managed ENI in `status.networkInterfaces`, keyed by its id. The primary ENI never appears. */
+export interface NetworkInterface {
+  id: string;
+  status: string;
+  macAddress?: string;
+  vSwitchID?: string;
+  securityGroupIDs?: string[];
+  primaryIPAddress?: string;
+  networkInterfaceTrafficMode?: string;
+  networkInterfaceType?: string;
+  ipv4?: Record<string, IpEntry>;
+  ipv6?: Record<string, IpEntry>;
+  ipv4CIDR?: string;
+  ipv6CIDR?: string;
+  conditions?: Partial<Record<EniConditionType, EniCondition>>;
+}
+
+/** ENIs of one node keyed by ENI id. Always iterate with {@link sortedKeys}, never in insertion order. */
+export type NetworkInterfaces = Record<string, NetworkInterface>;
+
+export interface NodeStatus {
+  /** RFC 3339 time after which the next full OpenAPI sync is due. */
+  nextSyncOpenAPITime?: string;
+  lastSyncOpenAPITime?: string;
+  networkInterfaces?: NetworkInterfaces;
+}
+
+export interface ObjectMeta {
+  name: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string;
+}
+
+/** The whole `Node` custom resource. */
+export interface NodeCr {
+  apiVersion: typeof NODE_CR_API_VERSION;
+  kind: typeof NODE_CR_KIND;
+  metadata: ObjectMeta;
+  spec: NodeSpec;
+  status?: NodeStatus;
+}
+
+/** IP family of an address; the CR keeps the two families in separate maps. */
+export type IpFamily = 'ipv4' | 'ipv6';
+
+/** Keys of a record in a fixed order, so results never depend on insertion order. */
+export function sortedKeys(record: Readonly<Record<string, unknown>> | undefined): string[] {
+  return record === undefined ? [] : Object.keys(record).sort();
+}
