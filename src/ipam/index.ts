@@ -15,3 +15,4 @@ export * from './release-plan.js';
 export * from './gc-plan.js';
 export * from './conditions.js';
 export * from './fold-outcomes.js';
+export * from './validate-node.js';
