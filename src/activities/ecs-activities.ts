@@ -1,0 +1,261 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+
+import type { CloudEni, EniKind, VSwitchInfo } from '../ipam/index.js';
+import { ENI_KIND_SHAPE } from '../ipam/index.js';
+import type { Logger } from '../logger.js';
+import type { EcsApi } from './ecs/ecs-api.js';
+import { EcsCallError } from './ecs/ecs-errors.js';
+import type { EcsFailure } from './ecs/ecs-errors.js';
+import type { VSwitchCache } from './ecs/vswitch-cache.js';
+
+/** What the ECS activities need, built once per worker process. */
+export interface EcsActivityDeps {
+  ecs: EcsApi;
+  vSwitches: VSwitchCache;
+  logger: Logger;
+  /** How often `waitEniStatus` polls; Terway starts at 3–5 s, tests use less. */
+  eniPollIntervalMs?: number;
+}
+
+/** Tag every ENI eniflow creates carries, so leak audits and GC can tell ours from others'. */
+export const ENIFLOW_CREATOR_TAG = { key: 'creator', value: 'eniflow' } as const;
+
+/** The Temporal failure for a classified ECS error: its type, retryability, the server's retry hint, and details. */
+export function ecsApplicationFailure(failure: EcsFailure): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: failure.type,
+    message: `${failure.operation}: ${failure.code}${failure.requestId === undefined ? '' : ` (RequestId ${failure.requestId})`}`,
+    nonRetryable: !failure.retryable,
+    details: [failure],
+    ...(failure.retryAfterMs === undefined ? {} : { nextRetryDelay: failure.retryAfterMs }),
+  });
+}
+
+function failureOf(error: unknown): EcsFailure | undefined {
+  return error instanceof EcsCallError ? error.failure : undefined;
+}
+
+/** The ECS activities. Each wraps one cloud call, is safe to retry, and throws only `ApplicationFailure`s. */
+export function createEcsActivities(deps: EcsActivityDeps) {
+  const pollMs = deps.eniPollIntervalMs ?? 3_000;
+  const logFor = (fields: Record<string, string>): Logger => {
+    const info = activityInfo();
+    return deps.logger.child({
+      workflowId: info.workflowExecution?.workflowId ?? '',
+      activity: info.activityType,
+      ...fields,
+    });
+  };
+
+  /** Runs a cloud call and converts its failure; `accept` names failure codes that mean "already done". */
+  async function run<T>(
+    log: Logger,
+    call: () => Promise<T>,
+    options: { accept?: readonly string[]; onFailure?: (failure: EcsFailure) => void } = {},
+  ): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (error) {
+      const failure = failureOf(error);
+      if (failure === undefined) throw error;
+      if (options.accept?.includes(failure.code) === true) {
+        log.info({ errorCode: failure.code, requestId: failure.requestId }, 'Treated as already done');
+        return undefined;
+      }
+      options.onFailure?.(failure);
+      log.warn({ errorCode: failure.code, requestId: failure.requestId, failureType: failure.type }, failure.message);
+      throw ecsApplicationFailure(failure);
+    }
+  }
+
+  return {
+    /** Creates an ENI (not attached) with a ClientToken, so a retried or lost-response create returns the same ENI. */
+    async createEni(input: {
+      eniKind: EniKind;
+      vSwitchId: string;
+      securityGroupIds: string[];
+      resourceGroupId?: string;
+      ipv4Count: number;
+      ipv6Count: number;
+      tags: Record<string, string>;
+      clientToken: string;
+    }): Promise<{ eni: CloudEni; requestId: string }> {
+      const log = logFor({ vSwitchId: input.vSwitchId });
+      const shape = ENI_KIND_SHAPE[input.eniKind];
+      const result = await run(
+        log,
+        () =>
+          deps.ecs.createEni({
+            vSwitchId: input.vSwitchId,
+            securityGroupIds: input.securityGroupIds,
+            ...(input.resourceGroupId === undefined ? {} : { resourceGroupId: input.resourceGroupId }),
+            eniType: shape.type,
+            trafficMode: shape.trafficMode,
+            ipv4Count: input.ipv4Count,
+            ipv6Count: input.ipv6Count,
+            tags: { ...input.tags, [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value },
+            clientToken: input.clientToken,
+            description: 'interface created by eniflow',
+          }),
+        {
+          onFailure: (failure) => {
+            if (failure.type === 'EcsVSwitchExhausted') deps.vSwitches.block(input.vSwitchId);
+          },
+        },
+      );
+      if (result === undefined) throw ApplicationFailure.nonRetryable('create returned nothing', 'EcsUnknown');
+      log.info({ eniId: result.eni.eniId, requestId: result.requestId }, 'Created ENI');
+      return result;
+    },
+
+    /** Attaches an ENI; an ENI already attaching or attached to this instance counts as done. */
+    async attachEni(input: { eniId: string; instanceId: string }): Promise<void> {
+      const log = logFor({ eniId: input.eniId, instanceId: input.instanceId });
+      try {
+        const result = await deps.ecs.attachEni(input);
+        log.info({ requestId: result.requestId }, 'Attach requested');
+      } catch (error) {
+        const failure = failureOf(error);
+        if (failure?.type === 'EcsInvalidState') {
+          const [eni] = await deps.ecs.describeEnis({ eniIds: [input.eniId] });
+          if (eni !== undefined && (eni.status === 'Attaching' || eni.status === 'InUse')) return;
+        }
+        if (failure === undefined) throw error;
+        throw ecsApplicationFailure(failure);
+      }
+    },
+
+    /**
+     * Polls until the ENI reaches `status`, heartbeating so a worker crash is noticed and cancellation is honoured.
+     * Waiting for InUse, an ENI that falls back to Available has failed to attach: that is final.
+     */
+    async waitEniStatus(input: {
+      eniId: string;
+      status: 'InUse' | 'Available';
+      goneIsDone?: boolean;
+    }): Promise<string> {
+      const log = logFor({ eniId: input.eniId });
+      const signal = cancellationSignal();
+      let sawAttaching = false;
+      for (;;) {
+        const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
+        const eni = enis?.[0];
+        if (eni === undefined) {
+          if (input.goneIsDone === true) return 'Gone';
+          throw ApplicationFailure.nonRetryable(`ENI ${input.eniId} does not exist`, 'EcsNotFound');
+        }
+        heartbeat({ status: eni.status });
+        if (eni.status === input.status) return eni.status;
+        if (eni.status === 'Attaching') sawAttaching = true;
+        if (input.status === 'InUse' && eni.status === 'Available' && sawAttaching) {
+          throw ApplicationFailure.nonRetryable(
+            `ENI ${input.eniId} fell back to Available: attach failed`,
+            'EniAttachFailed',
+          );
+        }
+        await sleep(pollMs, undefined, { signal });
+      }
+    },
+
+    /** Detaches an ENI; one that is gone or already detached counts as done. */
+    async detachEni(input: { eniId: string; instanceId: string }): Promise<void> {
+      const log = logFor({ eniId: input.eniId, instanceId: input.instanceId });
+      try {
+        const result = await deps.ecs.detachEni(input);
+        log.info({ requestId: result.requestId }, 'Detach requested');
+      } catch (error) {
+        const failure = failureOf(error);
+        if (failure === undefined) throw error;
+        if (failure.type === 'EcsNotFound') return;
+        if (failure.type === 'EcsInvalidState') {
+          const [eni] = await deps.ecs.describeEnis({ eniIds: [input.eniId] });
+          if (eni === undefined || eni.status === 'Available' || eni.status === 'Detaching') return;
+        }
+        throw ecsApplicationFailure(failure);
+      }
+    },
+
+    /** Deletes a detached ENI; one that is already gone counts as done. */
+    async deleteEni(input: { eniId: string }): Promise<void> {
+      const log = logFor({ eniId: input.eniId });
+      await run(log, () => deps.ecs.deleteEni(input), { accept: ['InvalidEniId.NotFound'] });
+      log.info('Deleted ENI');
+    },
+
+    /** The ENIs attached to the node's instance (its OpenAPI view), filtered by the daemon's tag filter. */
+    async describeNodeEnis(input: { instanceId: string; tagFilter?: Record<string, string> }): Promise<CloudEni[]> {
+      const log = logFor({ instanceId: input.instanceId });
+      const enis = await run(log, () =>
+        deps.ecs.describeEnis({
+          instanceId: input.instanceId,
+          ...(input.tagFilter === undefined ? {} : { tags: input.tagFilter }),
+        }),
+      );
+      return enis ?? [];
+    },
+
+    /** Assigns `count` secondary IPv4 addresses with a ClientToken; an exhausted vSwitch is blocked for a TTL. */
+    async assignIpv4(input: { eniId: string; vSwitchId?: string; count: number; clientToken: string }) {
+      const log = logFor({ eniId: input.eniId });
+      const result = await run(log, () => deps.ecs.assignIpv4(input), {
+        onFailure: (failure) => {
+          if (failure.type === 'EcsVSwitchExhausted' && input.vSwitchId !== undefined)
+            deps.vSwitches.block(input.vSwitchId);
+        },
+      });
+      const ips = result?.ips ?? [];
+      log.info({ requestId: result?.requestId, count: ips.length }, 'Assigned IPv4 addresses');
+      return { ips };
+    },
+
+    /** Assigns `count` IPv6 addresses with a ClientToken. */
+    async assignIpv6(input: { eniId: string; vSwitchId?: string; count: number; clientToken: string }) {
+      const log = logFor({ eniId: input.eniId });
+      const result = await run(log, () => deps.ecs.assignIpv6(input), {
+        onFailure: (failure) => {
+          if (failure.type === 'EcsVSwitchExhausted' && input.vSwitchId !== undefined)
+            deps.vSwitches.block(input.vSwitchId);
+        },
+      });
+      const ips = result?.ips ?? [];
+      log.info({ requestId: result?.requestId, count: ips.length }, 'Assigned IPv6 addresses');
+      return { ips };
+    },
+
+    /** Unassigns IPv4 addresses; addresses or ENIs already gone count as done. */
+    async unassignIpv4(input: { eniId: string; ips: string[] }): Promise<void> {
+      const log = logFor({ eniId: input.eniId });
+      if (input.ips.length === 0) return;
+      await run(log, () => deps.ecs.unassignIpv4(input), {
+        accept: ['InvalidIp.IpUnassigned', 'InvalidEniId.NotFound'],
+      });
+      log.info({ count: input.ips.length }, 'Unassigned IPv4 addresses');
+    },
+
+    /** Unassigns IPv6 addresses; addresses or ENIs already gone count as done. */
+    async unassignIpv6(input: { eniId: string; ips: string[] }): Promise<void> {
+      const log = logFor({ eniId: input.eniId });
+      if (input.ips.length === 0) return;
+      await run(log, () => deps.ecs.unassignIpv6(input), {
+        accept: ['InvalidIp.IpUnassigned', 'InvalidEniId.NotFound'],
+      });
+      log.info({ count: input.ips.length }, 'Unassigned IPv6 addresses');
+    },
+
+    /** The node's candidate vSwitches, through the worker's cache; blocked ones report 0 free addresses. */
+    async describeVSwitches(input: { vSwitchIds: string[] }): Promise<Record<string, VSwitchInfo>> {
+      const log = logFor({});
+      const found: Record<string, VSwitchInfo> = {};
+      for (const vSwitchId of [...new Set(input.vSwitchIds)].sort()) {
+        const info = await run(log, () => deps.vSwitches.get(vSwitchId, () => deps.ecs.describeVSwitch({ vSwitchId })));
+        if (info !== undefined) found[vSwitchId] = info;
+      }
+      return found;
+    },
+  };
+}
+
+export type EcsActivities = ReturnType<typeof createEcsActivities>;

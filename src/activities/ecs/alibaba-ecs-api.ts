@@ -1,0 +1,265 @@
+import Credential from '@alicloud/credentials';
+import Ecs, * as $Ecs from '@alicloud/ecs20140526';
+import * as $OpenApi from '@alicloud/openapi-core';
+import Vpc, * as $Vpc from '@alicloud/vpc20160428';
+
+import type { CloudEni, VSwitchInfo } from '../../ipam/index.js';
+import type { CreateEniRequest, EcsApi, EcsCallResult } from './ecs-api.js';
+import { classifyEcsError, EcsCallError } from './ecs-errors.js';
+import type { EcsOperation } from './ecs-operations.js';
+import type { EcsRateLimiter } from './rate-limiter.js';
+
+/** How to reach ECS and VPC: the real regional endpoints, or the emulator (`127.0.0.1:PORT`, `http`). */
+export interface EcsConnectionConfig {
+  regionId: string;
+  /** `host[:port]`; omitted → the SDK's regional endpoint. */
+  ecsEndpoint?: string;
+  vpcEndpoint?: string;
+  protocol?: 'http' | 'https';
+  /** A static AccessKey pair; omitted → Alibaba Cloud's default credential chain (env, RRSA/OIDC, ECS RAM role…). */
+  accessKey?: { accessKeyId: string; accessKeySecret: string };
+  readTimeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
+/** Called after every cloud call, for metrics. */
+export type EcsCallObserver = (call: { operation: EcsOperation; durationMs: number; code: string }) => void;
+
+function sdkConfig(config: EcsConnectionConfig, endpoint: string | undefined): $OpenApi.$OpenApiUtil.Config {
+  const sdk = new $OpenApi.$OpenApiUtil.Config({
+    regionId: config.regionId,
+    protocol: config.protocol ?? 'https',
+    // Terway uses 20 s; httpx would default to 3 s, too short for a busy region.
+    readTimeout: config.readTimeoutMs ?? 20_000,
+    connectTimeout: config.connectTimeoutMs ?? 5_000,
+  });
+  if (endpoint !== undefined) sdk.endpoint = endpoint;
+  if (config.accessKey !== undefined) {
+    sdk.accessKeyId = config.accessKey.accessKeyId;
+    sdk.accessKeySecret = config.accessKey.accessKeySecret;
+  } else {
+    // Without a credential the SDK sends nothing and fails with InvalidCredentials; the chain must be explicit.
+    sdk.credential = new Credential.default();
+  }
+  // No retryOptions: the SDK then makes exactly one attempt and Temporal owns retries (ecs-openapi.md §13.1).
+  return sdk;
+}
+
+function tagsOf(tags: Readonly<Record<string, string>>): { key: string; value: string }[] {
+  return Object.keys(tags)
+    .sort()
+    .map((key) => ({ key, value: tags[key] ?? '' }));
+}
+
+interface SdkEni {
+  networkInterfaceId?: string;
+  status?: string;
+  type?: string;
+  networkInterfaceTrafficMode?: string;
+  macAddress?: string;
+  vSwitchId?: string;
+  privateIpAddress?: string;
+  securityGroupIds?: { securityGroupId?: string[] };
+  privateIpSets?: { privateIpSet?: { privateIpAddress?: string; primary?: boolean }[] };
+  ipv6Sets?: { ipv6Set?: { ipv6Address?: string }[] };
+}
+
+function cloudEniFrom(sdk: SdkEni): CloudEni {
+  return {
+    eniId: sdk.networkInterfaceId ?? '',
+    status: sdk.status ?? '',
+    type: sdk.type ?? '',
+    trafficMode: sdk.networkInterfaceTrafficMode ?? 'Standard',
+    macAddress: sdk.macAddress ?? '',
+    vSwitchId: sdk.vSwitchId ?? '',
+    securityGroupIds: [...(sdk.securityGroupIds?.securityGroupId ?? [])],
+    primaryIp: sdk.privateIpAddress ?? '',
+    ipv4: (sdk.privateIpSets?.privateIpSet ?? []).flatMap((set) =>
+      set.privateIpAddress === undefined ? [] : [{ ip: set.privateIpAddress, primary: set.primary === true }],
+    ),
+    ipv6: (sdk.ipv6Sets?.ipv6Set ?? []).flatMap((set) => (set.ipv6Address === undefined ? [] : [set.ipv6Address])),
+  };
+}
+
+/** {@link EcsApi} over the official `@alicloud/ecs20140526` and `@alicloud/vpc20160428` clients. */
+export class AlibabaEcsApi implements EcsApi {
+  private readonly ecs: Ecs.default;
+  private readonly vpc: Vpc.default;
+  private readonly regionId: string;
+  private readonly limiter: EcsRateLimiter | undefined;
+  private readonly observe: EcsCallObserver | undefined;
+
+  constructor(options: { connection: EcsConnectionConfig; limiter?: EcsRateLimiter; observe?: EcsCallObserver }) {
+    this.regionId = options.connection.regionId;
+    this.ecs = new Ecs.default(sdkConfig(options.connection, options.connection.ecsEndpoint));
+    this.vpc = new Vpc.default(sdkConfig(options.connection, options.connection.vpcEndpoint));
+    this.limiter = options.limiter;
+    this.observe = options.observe;
+  }
+
+  /** Runs one SDK call under the operation's rate limit, turning any failure into an `EcsCallError`. */
+  private async call<T>(operation: EcsOperation, send: () => Promise<T>): Promise<T> {
+    await this.limiter?.take(operation);
+    const started = performance.now();
+    try {
+      const result = await send();
+      this.observe?.({ operation, durationMs: performance.now() - started, code: 'OK' });
+      return result;
+    } catch (error) {
+      const failure = classifyEcsError({ operation, error });
+      this.observe?.({ operation, durationMs: performance.now() - started, code: failure.code });
+      throw new EcsCallError(failure, { cause: error });
+    }
+  }
+
+  async createEni(request: CreateEniRequest): Promise<EcsCallResult & { eni: CloudEni }> {
+    const sdkRequest = new $Ecs.CreateNetworkInterfaceRequest({
+      regionId: this.regionId,
+      vSwitchId: request.vSwitchId,
+      securityGroupIds: [...request.securityGroupIds],
+      instanceType: request.eniType,
+      networkInterfaceTrafficMode: request.trafficMode,
+      description: request.description,
+      clientToken: request.clientToken,
+      tag: tagsOf(request.tags).map((tag) => new $Ecs.CreateNetworkInterfaceRequestTag(tag)),
+    });
+    if (request.resourceGroupId !== undefined) sdkRequest.resourceGroupId = request.resourceGroupId;
+    if (request.ipv4Count > 1) sdkRequest.secondaryPrivateIpAddressCount = request.ipv4Count - 1;
+    if (request.ipv6Count > 0) sdkRequest.ipv6AddressCount = request.ipv6Count;
+    const response = await this.call('CreateNetworkInterface', () => this.ecs.createNetworkInterface(sdkRequest));
+    const body = response.body;
+    return { requestId: body?.requestId ?? '', eni: cloudEniFrom(body ?? {}) };
+  }
+
+  async attachEni(request: { eniId: string; instanceId: string }): Promise<EcsCallResult> {
+    const response = await this.call('AttachNetworkInterface', () =>
+      this.ecs.attachNetworkInterface(
+        new $Ecs.AttachNetworkInterfaceRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          instanceId: request.instanceId,
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
+  async detachEni(request: { eniId: string; instanceId: string }): Promise<EcsCallResult> {
+    const response = await this.call('DetachNetworkInterface', () =>
+      this.ecs.detachNetworkInterface(
+        new $Ecs.DetachNetworkInterfaceRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          instanceId: request.instanceId,
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
+  async deleteEni(request: { eniId: string }): Promise<EcsCallResult> {
+    const response = await this.call('DeleteNetworkInterface', () =>
+      this.ecs.deleteNetworkInterface(
+        new $Ecs.DeleteNetworkInterfaceRequest({ regionId: this.regionId, networkInterfaceId: request.eniId }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
+  async describeEnis(request: {
+    instanceId?: string;
+    eniIds?: readonly string[];
+    tags?: Readonly<Record<string, string>>;
+  }): Promise<CloudEni[]> {
+    const enis: CloudEni[] = [];
+    let nextToken: string | undefined;
+    do {
+      const sdkRequest = new $Ecs.DescribeNetworkInterfacesRequest({ regionId: this.regionId, maxResults: 500 });
+      if (request.instanceId !== undefined) sdkRequest.instanceId = request.instanceId;
+      if (request.eniIds !== undefined) sdkRequest.networkInterfaceId = [...request.eniIds];
+      if (request.tags !== undefined && Object.keys(request.tags).length > 0) {
+        sdkRequest.tag = tagsOf(request.tags).map((tag) => new $Ecs.DescribeNetworkInterfacesRequestTag(tag));
+      }
+      if (nextToken !== undefined) sdkRequest.nextToken = nextToken;
+      const response = await this.call('DescribeNetworkInterfaces', () =>
+        this.ecs.describeNetworkInterfaces(sdkRequest),
+      );
+      for (const set of response.body?.networkInterfaceSets?.networkInterfaceSet ?? []) enis.push(cloudEniFrom(set));
+      nextToken = response.body?.nextToken === '' ? undefined : response.body?.nextToken;
+    } while (nextToken !== undefined);
+    return enis;
+  }
+
+  async assignIpv4(request: { eniId: string; count: number; clientToken: string }) {
+    const response = await this.call('AssignPrivateIpAddresses', () =>
+      this.ecs.assignPrivateIpAddresses(
+        new $Ecs.AssignPrivateIpAddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          secondaryPrivateIpAddressCount: request.count,
+          clientToken: request.clientToken,
+        }),
+      ),
+    );
+    const ips = response.body?.assignedPrivateIpAddressesSet?.privateIpSet?.privateIpAddress ?? [];
+    return { requestId: response.body?.requestId ?? '', ips: [...ips] };
+  }
+
+  async assignIpv6(request: { eniId: string; count: number; clientToken: string }) {
+    const response = await this.call('AssignIpv6Addresses', () =>
+      this.ecs.assignIpv6Addresses(
+        new $Ecs.AssignIpv6AddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          ipv6AddressCount: request.count,
+          clientToken: request.clientToken,
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '', ips: [...(response.body?.ipv6Sets?.ipv6Address ?? [])] };
+  }
+
+  async unassignIpv4(request: { eniId: string; ips: readonly string[] }): Promise<EcsCallResult> {
+    const response = await this.call('UnassignPrivateIpAddresses', () =>
+      this.ecs.unassignPrivateIpAddresses(
+        new $Ecs.UnassignPrivateIpAddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          privateIpAddress: [...request.ips],
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
+  async unassignIpv6(request: { eniId: string; ips: readonly string[] }): Promise<EcsCallResult> {
+    const response = await this.call('UnassignIpv6Addresses', () =>
+      this.ecs.unassignIpv6Addresses(
+        new $Ecs.UnassignIpv6AddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          ipv6Address: [...request.ips],
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
+  async describeVSwitch(request: { vSwitchId: string }): Promise<VSwitchInfo | undefined> {
+    const response = await this.call('DescribeVSwitches', () =>
+      this.vpc.describeVSwitches(
+        new $Vpc.DescribeVSwitchesRequest({ regionId: this.regionId, vSwitchId: request.vSwitchId }),
+      ),
+    );
+    const found = response.body?.vSwitches?.vSwitch?.find((vsw) => vsw.vSwitchId === request.vSwitchId);
+    if (found === undefined) return undefined;
+    const info: VSwitchInfo = {
+      vSwitchId: request.vSwitchId,
+      zoneId: found.zoneId ?? '',
+      availableIpCount: found.availableIpAddressCount ?? 0,
+    };
+    if (found.cidrBlock !== undefined && found.cidrBlock !== '') info.ipv4Cidr = found.cidrBlock;
+    if (found.ipv6CidrBlock !== undefined && found.ipv6CidrBlock !== '') info.ipv6Cidr = found.ipv6CidrBlock;
+    return info;
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * The ECS activities against the ECS/VPC emulator, through the real Alibaba Cloud SDK. Temporal's
+ * MockActivityEnvironment provides the activity context (heartbeats, cancellation); nothing else is mocked.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, beforeEach, describe, it } from 'node:test';
+
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { pino } from 'pino';
+
+import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
+import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
+import { createEcsActivities } from '../../src/activities/ecs-activities.js';
+import type { EcsActivities } from '../../src/activities/ecs-activities.js';
+import { DEMO_FIXTURE_PATH } from '../../src/ecs-emulator/index.js';
+import type { EmulatorFixture } from '../../src/ecs-emulator/index.js';
+import { DEMO, startEmulatorHarness } from '../support/ecs-emulator.js';
+import type { EmulatorHarness } from '../support/ecs-emulator.js';
+
+let harness: EmulatorHarness;
+let activities: EcsActivities;
+let vSwitches: VSwitchCache;
+let ecsApi: AlibabaEcsApi;
+
+async function runActivity<R>(fn: () => Promise<R>): Promise<R> {
+  return new MockActivityEnvironment({ activityType: 'test' }).run(fn);
+}
+
+async function failureOf(call: () => Promise<unknown>): Promise<ApplicationFailure> {
+  try {
+    await call();
+  } catch (error) {
+    assert.ok(error instanceof ApplicationFailure, `expected an ApplicationFailure, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected the activity to fail');
+}
+
+/** The demo fixture with the small zone-h vSwitch cut down to a /29: 8 − 4 reserved = 4 addresses. */
+async function tinyVSwitchFixture(): Promise<EmulatorFixture> {
+  const fixture = JSON.parse(await readFile(DEMO_FIXTURE_PATH, 'utf8')) as EmulatorFixture & {
+    vSwitches: { vSwitchId: string; cidrBlock: string }[];
+  };
+  for (const vsw of fixture.vSwitches) if (vsw.vSwitchId === DEMO.vSwitchHSmall) vsw.cidrBlock = '10.10.16.0/29';
+  return fixture;
+}
+
+before(async () => {
+  harness = await startEmulatorHarness({ fixture: await tinyVSwitchFixture() });
+});
+after(async () => {
+  await harness.close();
+});
+beforeEach(async () => {
+  await harness.emulator.admin.clearFaults();
+  vSwitches = new VSwitchCache();
+  ecsApi = new AlibabaEcsApi({
+    connection: {
+      regionId: harness.emulator.regionId,
+      ecsEndpoint: harness.emulator.endpoint,
+      vpcEndpoint: harness.emulator.endpoint,
+      protocol: 'http',
+      accessKey: { accessKeyId: harness.emulator.accessKeyId, accessKeySecret: harness.emulator.accessKeySecret },
+      readTimeoutMs: 2_000,
+    },
+  });
+  activities = createEcsActivities({
+    ecs: ecsApi,
+    vSwitches,
+    logger: pino({ level: 'silent' }),
+    eniPollIntervalMs: 10,
+  });
+});
+
+const createInput = (clientToken: string, overrides: Partial<Parameters<EcsActivities['createEni']>[0]> = {}) => ({
+  eniKind: 'secondary' as const,
+  vSwitchId: DEMO.vSwitchH,
+  securityGroupIds: [DEMO.securityGroup],
+  ipv4Count: 3,
+  ipv6Count: 2,
+  tags: { 'k8s.aliyun.com/node': 'node-a' },
+  clientToken,
+  ...overrides,
+});
+
+describe('ENI lifecycle activities', () => {
+  it('create → attach → wait InUse → describe → detach → wait Available → delete', async () => {
+    const { eni, requestId } = await runActivity(() => activities.createEni(createInput('token-lifecycle')));
+    assert.match(requestId, /.+/);
+    assert.equal(eni.status, 'Available');
+    assert.equal(eni.ipv4.length, 3);
+    assert.equal(eni.ipv4.filter((ip) => ip.primary).length, 1);
+    assert.equal(eni.ipv6.length, 2);
+    await runActivity(() => activities.attachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
+    assert.equal(await runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'InUse' })), 'InUse');
+    const onNode = await runActivity(() => activities.describeNodeEnis({ instanceId: DEMO.instanceLargeH }));
+    const described = onNode.find((e) => e.eniId === eni.eniId);
+    assert.equal(described?.status, 'InUse');
+    assert.ok(
+      onNode.some((e) => e.type === 'Primary'),
+      'the instance listing includes its primary ENI',
+    );
+    const inventory = await harness.emulator.admin.inventory();
+    const record = inventory.networkInterfaces.find((e) => e.eniId === eni.eniId);
+    assert.equal(record?.tags['creator'], 'eniflow');
+    assert.equal(record.tags['k8s.aliyun.com/node'], 'node-a');
+    await runActivity(() => activities.attachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
+    await runActivity(() => activities.detachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
+    await runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'Available' }));
+    await runActivity(() => activities.detachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
+    await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+    await harness.waitForStatus(eni.eniId, 'gone');
+    await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+    assert.equal(
+      await runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'Available', goneIsDone: true })),
+      'Gone',
+    );
+  });
+
+  it('a lost create response and a retry with the same token leave exactly one ENI', async () => {
+    const before = (await harness.emulator.admin.inventory()).networkInterfaces.length;
+    await harness.emulator.admin.addFaults(['CreateNetworkInterface next 1 lost ServiceUnavailable 503']);
+    const lost = await failureOf(() => runActivity(() => activities.createEni(createInput('token-lost'))));
+    assert.equal(lost.type, 'EcsTransient');
+    assert.equal(lost.nonRetryable, false);
+    const { eni } = await runActivity(() => activities.createEni(createInput('token-lost')));
+    const enis = (await harness.emulator.admin.inventory()).networkInterfaces;
+    assert.equal(enis.length, before + 1, 'the retry did not create a second ENI');
+    assert.ok(enis.some((e) => e.eniId === eni.eniId));
+    await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+  });
+
+  it('an attach that fails in the cloud is reported as final by waitEniStatus', async () => {
+    const { eni } = await runActivity(() => activities.createEni(createInput('token-attach-fail', { ipv6Count: 0 })));
+    await harness.emulator.admin.addFaults(['AttachNetworkInterface next 1 attach-fail']);
+    await harness.emulator.admin.updateSettings({ transitionDelays: { attachMs: 50 } });
+    try {
+      await runActivity(() => activities.attachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
+      const failure = await failureOf(() =>
+        runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'InUse' })),
+      );
+      assert.equal(failure.type, 'EniAttachFailed');
+      assert.equal(failure.nonRetryable, true);
+    } finally {
+      await harness.emulator.admin.updateSettings({ transitionDelays: { attachMs: 0 } });
+      await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+    }
+  });
+
+  it('waiting for an ENI that does not exist fails for good', async () => {
+    const failure = await failureOf(() =>
+      runActivity(() => activities.waitEniStatus({ eniId: 'eni-nope', status: 'InUse' })),
+    );
+    assert.equal(failure.type, 'EcsNotFound');
+    assert.equal(failure.nonRetryable, true);
+  });
+
+  it('a failed cloud call carries its code and RequestId', async () => {
+    await harness.emulator.admin.addFaults(['AttachNetworkInterface next 1 error Throttling.User 400']);
+    const failure = await failureOf(() =>
+      runActivity(() => activities.attachEni({ eniId: 'eni-x', instanceId: DEMO.instanceLargeH })),
+    );
+    assert.equal(failure.type, 'EcsThrottled');
+    assert.equal(failure.nonRetryable, false);
+    const [details] = failure.details as [{ code: string; requestId?: string }];
+    assert.equal(details.code, 'Throttling.User');
+    assert.match(details.requestId ?? '', /.+/);
+    assert.match(failure.message, /Throttling\.User \(RequestId .+\)/);
+  });
+});
+
+describe('IP activities', () => {
+  let eniId: string;
+  before(async () => {
+    const { eni } = await runActivity(() =>
+      activities.createEni(createInput('token-ips', { ipv4Count: 1, ipv6Count: 0 })),
+    );
+    eniId = eni.eniId;
+    await runActivity(() => activities.attachEni({ eniId, instanceId: DEMO.instanceLargeH }));
+    await runActivity(() => activities.waitEniStatus({ eniId, status: 'InUse' }));
+  });
+
+  it('assigns and unassigns IPv4 and IPv6; unassigning twice is fine', async () => {
+    const v4 = await runActivity(() => activities.assignIpv4({ eniId, count: 2, clientToken: 'tok-v4-a' }));
+    const v6 = await runActivity(() => activities.assignIpv6({ eniId, count: 2, clientToken: 'tok-v6-a' }));
+    assert.equal(v4.ips.length, 2);
+    assert.equal(v6.ips.length, 2);
+    let [described] = await ecsApi.describeEnis({ eniIds: [eniId] });
+    assert.deepEqual(
+      [...v4.ips].sort(),
+      (described?.ipv4 ?? [])
+        .filter((ip) => !ip.primary)
+        .map((ip) => ip.ip)
+        .sort(),
+    );
+    await runActivity(() => activities.unassignIpv4({ eniId, ips: v4.ips }));
+    await runActivity(() => activities.unassignIpv4({ eniId, ips: v4.ips }));
+    await runActivity(() => activities.unassignIpv6({ eniId, ips: v6.ips }));
+    await runActivity(() => activities.unassignIpv6({ eniId, ips: [] }));
+    [described] = await ecsApi.describeEnis({ eniIds: [eniId] });
+    assert.equal(described?.ipv4.length, 1);
+    assert.equal(described?.ipv6.length, 0);
+  });
+
+  it('a lost assign response retried with the same token assigns no extra addresses', async () => {
+    await harness.emulator.admin.addFaults(['AssignPrivateIpAddresses next 1 lost drop']);
+    const lost = await failureOf(() =>
+      runActivity(() => activities.assignIpv4({ eniId, count: 2, clientToken: 'tok-lost' })),
+    );
+    assert.equal(lost.nonRetryable, false);
+    const retried = await runActivity(() => activities.assignIpv4({ eniId, count: 2, clientToken: 'tok-lost' }));
+    const [described] = await ecsApi.describeEnis({ eniIds: [eniId] });
+    const secondaries = (described?.ipv4 ?? [])
+      .filter((ip) => !ip.primary)
+      .map((ip) => ip.ip)
+      .sort();
+    assert.deepEqual(secondaries, [...retried.ips].sort());
+    await runActivity(() => activities.unassignIpv4({ eniId, ips: retried.ips }));
+  });
+
+  it('asking for more IPs than the ENI may hold is a non-retryable quota failure', async () => {
+    const failure = await failureOf(() =>
+      runActivity(() => activities.assignIpv4({ eniId, count: 10, clientToken: 'tok-over' })),
+    );
+    assert.equal(failure.type, 'EcsQuotaExceeded');
+    assert.equal(failure.nonRetryable, true);
+  });
+});
+
+describe('vSwitch activities', () => {
+  it('an exhausted vSwitch fails the create for good and is blocked in the cache', async () => {
+    const fresh = await runActivity(() =>
+      activities.describeVSwitches({ vSwitchIds: [DEMO.vSwitchHSmall, DEMO.vSwitchH] }),
+    );
+    assert.equal(fresh[DEMO.vSwitchHSmall]?.availableIpCount, 4);
+    assert.equal(fresh[DEMO.vSwitchHSmall]?.ipv4Cidr, '10.10.16.0/29');
+    const failure = await failureOf(() =>
+      runActivity(() =>
+        activities.createEni(
+          createInput('token-exhaust', { vSwitchId: DEMO.vSwitchHSmall, ipv4Count: 6, ipv6Count: 0 }),
+        ),
+      ),
+    );
+    assert.equal(failure.type, 'EcsVSwitchExhausted');
+    assert.equal(failure.nonRetryable, true);
+    const blocked = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [DEMO.vSwitchHSmall] }));
+    assert.equal(blocked[DEMO.vSwitchHSmall]?.availableIpCount, 0);
+    const unknown = await runActivity(() => activities.describeVSwitches({ vSwitchIds: ['vsw-unknown'] }));
+    assert.deepEqual(unknown, {});
+  });
+});
