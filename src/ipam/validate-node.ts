@@ -16,8 +16,10 @@
  *   that holds (or may hold) a pod binding.
  * - `warning`: a defect that can be dropped without losing a pod binding. The defective ENI or IP entry, or the
  *   optional field, is left out of the returned node and the next OpenAPI sync rebuilds it from ECS. This covers
- *   idle IP entries, ENIs without bound IPs, descriptive fields (`macAddress`, CIDRs, conditions, times) and an
- *   unknown `vSwitchSelectPolicy` (the controller then uses its default).
+ *   idle IP entries, ENIs without bound IPs, descriptive fields (`macAddress`, CIDRs, conditions, sync times),
+ *   optional `nodeMetadata` / `nodeCap` fields and an unknown `vSwitchSelectPolicy` (the controller then uses its
+ *   default). Two warnings keep or fill the value instead: a malformed `deletionTimestamp` (only its presence
+ *   matters) and a missing `apiVersion` / `kind`.
  *
  * `null` counts as absent everywhere: Go marshals nil slices and zero times as `null`. Fields the model does not
  * know (Kubernetes' own metadata, newer Terway fields) are dropped silently, so the returned node must never be
@@ -53,6 +55,7 @@ import type {
 } from './node-model.js';
 import { parseRfc3339 } from './rfc3339.js';
 
+/** Every {@link SpecProblemCode}, for exhaustive tables (metrics labels, event reasons). */
 export const SPEC_PROBLEM_CODES = [
   'missing',
   'invalidType',
@@ -70,6 +73,7 @@ export const SPEC_PROBLEM_CODES = [
 /** What is wrong with one field of the CR. */
 export type SpecProblemCode = (typeof SPEC_PROBLEM_CODES)[number];
 
+/** Every {@link SpecProblemSeverity}, most severe first. */
 export const SPEC_PROBLEM_SEVERITIES = ['blocking', 'warning', 'info'] as const;
 /** `blocking` stops allocation for the node, `warning` dropped a field or entry, `info` is an expected state. */
 export type SpecProblemSeverity = (typeof SPEC_PROBLEM_SEVERITIES)[number];
@@ -127,12 +131,12 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Path of a field: fields are identifiers, so they join with a dot. */
 function childPath(path: string, key: string): string {
-  const segment = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : `[${JSON.stringify(key)}]`;
-  if (path === '') return segment;
-  return segment.startsWith('[') ? `${path}${segment}` : `${path}.${segment}`;
+  return path === '' ? key : `${path}.${key}`;
 }
 
+/** Path of a map entry: keys (ENI ids, IPs) may hold dots or colons, so they go in brackets, JSON-quoted. */
 function mapEntryPath(path: string, key: string): string {
   return `${path}[${JSON.stringify(key)}]`;
 }
@@ -398,13 +402,8 @@ function validateEni(spec: Scope): EniSpec | undefined {
     if (value !== undefined) eni[key] = value;
   }
   // Every policy has a safe fallback, so an unknown one (a newer Terway) only loses the operator's preference.
-  const policy = readEnum(
-    withSink(scope, { problems: scope.sink.problems, severity: 'warning' }),
-    'vSwitchSelectPolicy',
-    {
-      values: VSWITCH_SELECT_POLICIES,
-    },
-  );
+  const lenient = withSink(scope, { problems: scope.sink.problems, severity: 'warning' });
+  const policy = readEnum(lenient, 'vSwitchSelectPolicy', { values: VSWITCH_SELECT_POLICIES });
   if (policy !== undefined) eni.vSwitchSelectPolicy = policy;
   if (eni.enableIPv4 !== true && eni.enableIPv6 !== true) {
     const message = `${scope.path} enables neither IPv4 nor IPv6, so there is nothing to allocate`;
@@ -717,7 +716,7 @@ function readIdentity(root: Scope): { name: string } | UnusableNodeCr {
   }
   const name = own(metadata, 'name');
   if (typeof name !== 'string' || name === '') {
-    const code = name === undefined ? 'missing' : 'invalidType';
+    const code = name === undefined || name === '' ? 'missing' : 'invalidType';
     const message = `metadata.name must be a non-empty string, got ${describe(name)}`;
     return unusable({ path: 'metadata.name', code, message });
   }

@@ -737,9 +737,14 @@ void describe('validateNodeCr', () => {
     { name: 'metadata not an object', raw: { ...seedNode(), metadata: 'm' }, problem: 'blocking invalidType metadata' },
     { name: 'no name', raw: { ...seedNode(), metadata: {} }, problem: 'blocking missing metadata.name' },
     {
+      name: 'a numeric name',
+      raw: { ...seedNode(), metadata: { name: 7 } },
+      problem: 'blocking invalidType metadata.name',
+    },
+    {
       name: 'empty name',
       raw: { ...seedNode(), metadata: { name: '' } },
-      problem: 'blocking invalidType metadata.name',
+      problem: 'blocking missing metadata.name',
     },
   ];
   for (const row of unusableRows) {
