@@ -1,0 +1,310 @@
+import { randomBytes } from 'node:crypto';
+
+import { activityInfo } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeConfig, V1Container, V1Node, V1NodeCondition, V1Pod } from '@kubernetes/client-node';
+
+import {
+  EXCLUSIVE_ENI_MODE_LABEL,
+  NODE_CR_FINALIZER,
+  NODE_CR_GROUP,
+  NODE_CR_PLURAL,
+  NODE_CR_VERSION,
+  validateNodeCr,
+} from '../ipam/index.js';
+import type {
+  NodeConditionSnapshot,
+  NodeCrValidation,
+  NodeStatus,
+  PodSnapshot,
+  SufficientIpCondition,
+} from '../ipam/index.js';
+import type { Logger } from '../logger.js';
+
+/** Failure types of the Kubernetes activities. */
+export const KUBE_FAILURE_TYPES = ['KubeConflict', 'KubeNotFound', 'KubeTransient', 'KubeInvalidRequest'] as const;
+export type KubeFailureType = (typeof KUBE_FAILURE_TYPES)[number];
+export const NON_RETRYABLE_KUBE_FAILURES: readonly KubeFailureType[] = ['KubeNotFound', 'KubeInvalidRequest'];
+
+export interface KubeActivityDeps {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  /** Name of the component in Events (`source.component`, `reportingController`). */
+  component?: string;
+}
+
+/** What the workflow reads about its node at the start of each pass: plain JSON, small. */
+export interface NodeSnapshot {
+  nodeName: string;
+  /** The Node CR, validated; absent when the CR does not exist. */
+  cr?: {
+    validation: NodeCrValidation;
+    resourceVersion: string;
+    uid: string;
+    isDeleting: boolean;
+    hasFinalizer: boolean;
+  };
+  /** Pods bound to the node (only the fields the core reads). */
+  pods: PodSnapshot[];
+  /** The core Kubernetes Node; absent when it does not exist. */
+  coreNode?: {
+    uid: string;
+    isReady: boolean;
+    exclusiveEniMode: string;
+    sufficientIp?: NodeConditionSnapshot;
+  };
+}
+
+function statusOf(error: unknown): number | undefined {
+  if (error instanceof ApiException) return error.code;
+  return undefined;
+}
+
+/** Converts a client-node failure into a Temporal failure: 404/409 named, 5xx and transport retryable. */
+function kubeFailure(error: unknown, what: string): ApplicationFailure {
+  const code = statusOf(error);
+  const message = `${what}: ${code === undefined ? String(error) : `HTTP ${code}`}`;
+  if (code === 409) return ApplicationFailure.retryable(message, 'KubeConflict');
+  if (code === 404) return ApplicationFailure.nonRetryable(message, 'KubeNotFound');
+  if (code === undefined || code >= 500 || code === 429) return ApplicationFailure.retryable(message, 'KubeTransient');
+  return ApplicationFailure.nonRetryable(message, 'KubeInvalidRequest');
+}
+
+function timeText(value: Date | string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === 'string' ? value : value.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function conditionSnapshot(condition: V1NodeCondition): NodeConditionSnapshot {
+  const snapshot: NodeConditionSnapshot = { type: condition.type, status: condition.status };
+  if (condition.reason !== undefined) snapshot.reason = condition.reason;
+  if (condition.message !== undefined) snapshot.message = condition.message;
+  const heartbeat = timeText(condition.lastHeartbeatTime);
+  const transition = timeText(condition.lastTransitionTime);
+  if (heartbeat !== undefined) snapshot.lastHeartbeatTime = heartbeat;
+  if (transition !== undefined) snapshot.lastTransitionTime = transition;
+  return snapshot;
+}
+
+function containerSnapshot(container: V1Container): NonNullable<PodSnapshot['spec']['containers']>[number] {
+  const limits = container.resources?.limits;
+  return limits === undefined ? {} : { resources: { limits: { ...limits } } };
+}
+
+/** Only the fields the core reads, so the activity result stays small whatever the pods carry. */
+export function podSnapshotOf(pod: V1Pod): PodSnapshot {
+  const snapshot: PodSnapshot = {
+    metadata: { namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '' },
+    spec: {
+      containers: (pod.spec?.containers ?? []).map(containerSnapshot),
+      initContainers: (pod.spec?.initContainers ?? []).map(containerSnapshot),
+    },
+    status: {},
+  };
+  if (pod.metadata?.uid !== undefined) snapshot.metadata.uid = pod.metadata.uid;
+  if (pod.metadata?.annotations !== undefined) snapshot.metadata.annotations = { ...pod.metadata.annotations };
+  if (pod.spec?.hostNetwork === true) snapshot.spec.hostNetwork = true;
+  const status: NonNullable<PodSnapshot['status']> = {};
+  if (pod.status?.phase !== undefined) status.phase = pod.status.phase;
+  if (pod.status?.podIP !== undefined) status.podIP = pod.status.podIP;
+  if (pod.status?.podIPs !== undefined) status.podIPs = pod.status.podIPs.map((entry) => ({ ip: entry.ip }));
+  snapshot.status = status;
+  return snapshot;
+}
+
+function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
+  const conditions = node.status?.conditions ?? [];
+  const sufficient = conditions.find((condition) => condition.type === 'SufficientIP');
+  const snapshot: NonNullable<NodeSnapshot['coreNode']> = {
+    uid: node.metadata?.uid ?? '',
+    isReady: conditions.some((condition) => condition.type === 'Ready' && condition.status === 'True'),
+    exclusiveEniMode: (node.metadata?.labels?.[EXCLUSIVE_ENI_MODE_LABEL] ?? 'default').toLowerCase(),
+  };
+  if (sufficient !== undefined) snapshot.sufficientIp = conditionSnapshot(sufficient);
+  return snapshot;
+}
+
+type RawObject = Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
+
+/** The Kubernetes activities: one read of the node's world, and the writes the reconcile makes. */
+export function createKubeActivities(deps: KubeActivityDeps) {
+  const core = deps.kubeConfig.makeApiClient(CoreV1Api);
+  const custom = deps.kubeConfig.makeApiClient(CustomObjectsApi);
+  const component = deps.component ?? 'eniflow';
+  const logFor = (nodeName: string): Logger => {
+    const info = activityInfo();
+    return deps.logger.child({
+      nodeName,
+      workflowId: info.workflowExecution?.workflowId ?? '',
+      activity: info.activityType,
+    });
+  };
+  const crRef = (name: string) => ({ group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, name });
+
+  async function getCr(name: string): Promise<RawObject | undefined> {
+    try {
+      return (await custom.getClusterCustomObject(crRef(name))) as RawObject;
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw kubeFailure(error, `get Node CR ${name}`);
+    }
+  }
+
+  return {
+    /** Reads the Node CR (validated), the pods bound to the node and the core Node, in one activity. */
+    async readNodeSnapshot(input: { nodeName: string }): Promise<NodeSnapshot> {
+      const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
+      const raw = await getCr(input.nodeName);
+      if (raw !== undefined) {
+        const metadata = raw.metadata ?? {};
+        const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
+        snapshot.cr = {
+          validation: validateNodeCr(raw),
+          resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
+          uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
+          isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
+          hasFinalizer: finalizers.includes(NODE_CR_FINALIZER),
+        };
+      }
+      try {
+        const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${input.nodeName}` });
+        snapshot.pods = pods.items.map(podSnapshotOf);
+      } catch (error) {
+        throw kubeFailure(error, `list pods of ${input.nodeName}`);
+      }
+      try {
+        snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }));
+      } catch (error) {
+        if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
+      }
+      return snapshot;
+    },
+
+    /**
+     * Writes the fields of `status` the controller owns (every other status field is kept as it is) through the
+     * status subresource with optimistic concurrency: a 409 re-reads the CR and re-applies, so neither the
+     * daemon's concurrent writes nor ours are lost. Returns the new resourceVersion, or `gone` when the CR was
+     * deleted meanwhile.
+     */
+    async writeNodeStatus(input: { nodeName: string; status: NodeStatus; maxConflicts?: number }) {
+      const log = logFor(input.nodeName);
+      const maxConflicts = input.maxConflicts ?? 5;
+      for (let attempt = 0; ; attempt += 1) {
+        const raw = await getCr(input.nodeName);
+        if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
+        const status: Record<string, unknown> = { ...(raw.status ?? {}) };
+        for (const key of ['networkInterfaces', 'nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
+          const value = input.status[key];
+          if (value === undefined) delete status[key];
+          else status[key] = value;
+        }
+        try {
+          const written = (await custom.replaceClusterCustomObjectStatus({
+            ...crRef(input.nodeName),
+            body: { ...raw, status },
+          })) as RawObject;
+          const resourceVersion = written.metadata?.['resourceVersion'];
+          log.info({ conflicts: attempt }, 'Wrote Node CR status');
+          return {
+            outcome: 'written' as const,
+            conflicts: attempt,
+            resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
+          };
+        } catch (error) {
+          if (statusOf(error) === 409 && attempt < maxConflicts) {
+            log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
+            continue;
+          }
+          if (statusOf(error) === 404) return { outcome: 'gone' as const, conflicts: attempt };
+          throw kubeFailure(error, `write status of Node CR ${input.nodeName}`);
+        }
+      }
+    },
+
+    /** Sets the core Node's `SufficientIP` condition with a strategic merge, keeping every other condition. */
+    async patchSufficientIpCondition(input: { nodeName: string; condition: SufficientIpCondition }): Promise<void> {
+      try {
+        await core.patchNodeStatus(
+          { name: input.nodeName, body: { status: { conditions: [input.condition] } } },
+          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        );
+        logFor(input.nodeName).info({ status: input.condition.status }, 'Patched SufficientIP condition');
+      } catch (error) {
+        if (statusOf(error) === 404) return;
+        throw kubeFailure(error, `patch SufficientIP of Node ${input.nodeName}`);
+      }
+    },
+
+    /** Records a Kubernetes Event on the Node CR, a core Node or a Pod. */
+    async recordEvent(input: {
+      nodeName: string;
+      involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
+      type: 'Normal' | 'Warning';
+      reason: string;
+      message: string;
+    }): Promise<void> {
+      const namespace = input.involved.namespace ?? 'default';
+      const now = new Date();
+      try {
+        await core.createNamespacedEvent({
+          namespace,
+          body: {
+            metadata: { name: `${input.involved.name}.${randomBytes(8).toString('hex')}`, namespace },
+            involvedObject: {
+              kind: input.involved.kind,
+              apiVersion: input.involved.apiVersion,
+              name: input.involved.name,
+              ...(input.involved.namespace === undefined ? {} : { namespace: input.involved.namespace }),
+              ...(input.involved.uid === undefined ? {} : { uid: input.involved.uid }),
+            },
+            type: input.type,
+            reason: input.reason,
+            message: input.message.slice(0, 1024),
+            source: { component },
+            reportingComponent: component,
+            reportingInstance: component,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+          },
+        });
+      } catch (error) {
+        throw kubeFailure(error, `record event ${input.reason}`);
+      }
+    },
+
+    /** Removes this controller's finalizer from a Node CR being deleted (precondition on resourceVersion). */
+    async removeNodeFinalizer(input: { nodeName: string }): Promise<{ removed: boolean }> {
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        const raw = await getCr(input.nodeName);
+        const metadata = raw?.metadata ?? {};
+        const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as string[]) : [];
+        if (raw === undefined || !finalizers.includes(NODE_CR_FINALIZER)) return { removed: false };
+        try {
+          await custom.patchClusterCustomObject(
+            {
+              ...crRef(input.nodeName),
+              body: {
+                metadata: {
+                  resourceVersion: metadata['resourceVersion'],
+                  finalizers: finalizers.filter((finalizer) => finalizer !== NODE_CR_FINALIZER),
+                },
+              },
+            },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          );
+          logFor(input.nodeName).info('Removed Node CR finalizer');
+          return { removed: true };
+        } catch (error) {
+          if (statusOf(error) === 409) continue;
+          if (statusOf(error) === 404) return { removed: false };
+          throw kubeFailure(error, `remove finalizer of Node CR ${input.nodeName}`);
+        }
+      }
+      throw ApplicationFailure.retryable(`finalizer of ${input.nodeName} kept conflicting`, 'KubeConflict');
+    },
+  };
+}
+
+export type KubeActivities = ReturnType<typeof createKubeActivities>;
