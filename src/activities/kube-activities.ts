@@ -13,13 +13,7 @@ import {
   NODE_CR_VERSION,
   validateNodeCr,
 } from '../ipam/index.js';
-import type {
-  NodeConditionSnapshot,
-  NodeCrValidation,
-  NodeStatus,
-  PodSnapshot,
-  SufficientIpCondition,
-} from '../ipam/index.js';
+import type { NodeConditionSnapshot, NodeCrValidation, NodeStatus, PodSnapshot } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 
 /** Failure types of the Kubernetes activities. */
@@ -125,6 +119,16 @@ function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
   return snapshot;
 }
 
+/** A core Node condition as written: all fields present, times in RFC 3339. */
+export interface NodeConditionPatch {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastHeartbeatTime: string;
+  lastTransitionTime: string;
+}
+
 type RawObject = Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
 
 /** The Kubernetes activities: one read of the node's world, and the writes the reconcile makes. */
@@ -222,17 +226,23 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       }
     },
 
-    /** Sets the core Node's `SufficientIP` condition with a strategic merge, keeping every other condition. */
-    async patchSufficientIpCondition(input: { nodeName: string; condition: SufficientIpCondition }): Promise<void> {
+    /**
+     * Sets one condition of the core Node (`SufficientIP`, `IPAMConfigValid`) with a strategic merge keyed by type,
+     * so every other condition is kept.
+     */
+    async patchNodeCondition(input: { nodeName: string; condition: NodeConditionPatch }): Promise<void> {
       try {
         await core.patchNodeStatus(
           { name: input.nodeName, body: { status: { conditions: [input.condition] } } },
           setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
         );
-        logFor(input.nodeName).info({ status: input.condition.status }, 'Patched SufficientIP condition');
+        logFor(input.nodeName).info(
+          { type: input.condition.type, status: input.condition.status },
+          'Patched Node condition',
+        );
       } catch (error) {
         if (statusOf(error) === 404) return;
-        throw kubeFailure(error, `patch SufficientIP of Node ${input.nodeName}`);
+        throw kubeFailure(error, `patch condition ${input.condition.type} of Node ${input.nodeName}`);
       }
     },
 

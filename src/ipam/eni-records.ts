@@ -103,3 +103,16 @@ export function enabledFamilies(eniSpec: { enableIPv4?: boolean; enableIPv6?: bo
   if (eniSpec.enableIPv6 === true) families.push('ipv6');
   return families;
 }
+
+/** JSON with object keys sorted at every level, so two equal statuses compare equal whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record)
+      .filter((key) => record[key] !== undefined)
+      .sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

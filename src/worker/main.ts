@@ -1,0 +1,95 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { LogLevel } from '@temporalio/worker';
+
+import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
+import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
+import { EcsRateLimiter } from '../activities/ecs/rate-limiter.js';
+import { ConfigError, loadWorkerConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import type { Logger } from '../logger.js';
+import { createEniflowWorker } from './create-worker.js';
+
+const PINO_LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+/** Routes the Temporal SDK's own logs (and workflow `log` calls) into the same pino JSON stream. */
+function installTemporalRuntime(input: { logger: Logger; metricsAddress?: string }): void {
+  const sdkLogger = input.logger.child({ component: 'temporal-sdk' });
+  Runtime.install({
+    logger: new DefaultLogger('INFO', (entry) => {
+      sdkLogger[PINO_LEVELS[entry.level]](entry.meta ?? {}, entry.message);
+    }),
+    ...(input.metricsAddress === undefined
+      ? {}
+      : { telemetryOptions: { metrics: { prometheus: { bindAddress: input.metricsAddress } } } }),
+  });
+}
+
+/** Runs the worker until SIGINT/SIGTERM, then drains in-flight tasks and exits. */
+export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadWorkerConfig(env);
+  const logger = createLogger({ name: 'eniflow-worker', level: config.logLevel });
+  installTemporalRuntime({
+    logger,
+    ...(config.metricsAddress === undefined ? {} : { metricsAddress: config.metricsAddress }),
+  });
+  const kubeConfig = new KubeConfig();
+  if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
+  else kubeConfig.loadFromDefault();
+  const ecs = new AlibabaEcsApi({
+    connection: {
+      regionId: config.ecs.regionId,
+      protocol: config.ecs.protocol,
+      ...(config.ecs.ecsEndpoint === undefined ? {} : { ecsEndpoint: config.ecs.ecsEndpoint }),
+      ...(config.ecs.vpcEndpoint === undefined ? {} : { vpcEndpoint: config.ecs.vpcEndpoint }),
+      ...(config.ecs.accessKey === undefined ? {} : { accessKey: config.ecs.accessKey }),
+    },
+    limiter: new EcsRateLimiter({ callsPerMinute: DEFAULT_CALLS_PER_MINUTE }),
+  });
+  const connection = await NativeConnection.connect({
+    address: config.temporal.address,
+    ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
+    ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+  });
+  const worker = await createEniflowWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    ecs,
+    kubeConfig,
+    logger,
+    eniPollIntervalMs: config.ecs.eniPollIntervalMs,
+    maxConcurrentActivities: config.maxConcurrentActivities,
+  });
+  const stop = (signal: string): void => {
+    logger.info({ signal }, 'Shutting down worker');
+    worker.shutdown();
+  };
+  process.once('SIGINT', () => {
+    stop('SIGINT');
+  });
+  process.once('SIGTERM', () => {
+    stop('SIGTERM');
+  });
+  logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
+  try {
+    await worker.run();
+  } finally {
+    await connection.close();
+    logger.info('Worker stopped');
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
+  runWorker().catch((error: unknown) => {
+    if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
+    else process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}

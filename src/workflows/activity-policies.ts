@@ -1,0 +1,116 @@
+import type { ActivityOptions } from '@temporalio/workflow';
+
+/**
+ * Timeouts and retry policies of every activity, in one place. They mirror Terway's backoffs in spirit
+ * (terway-controller.md §9): few tries for create, moderate for IP operations, long polls for status waits.
+ * The failure types listed as non-retryable are those a retry cannot fix (see ecs-errors.ts, kube-activities.ts).
+ */
+
+const NON_RETRYABLE_ECS = [
+  'EcsVSwitchExhausted',
+  'EcsQuotaExceeded',
+  'EcsNotFound',
+  'EcsInvalidRequest',
+  'EniAttachFailed',
+];
+const NON_RETRYABLE_KUBE = ['KubeNotFound', 'KubeInvalidRequest'];
+
+export const ACTIVITY_POLICIES = {
+  /** ENICreate: 2 tries, 10 s apart; a create that keeps failing is better re-planned on the next pass. */
+  createEni: {
+    startToCloseTimeout: '60 seconds',
+    retry: {
+      initialInterval: '10 seconds',
+      backoffCoefficient: 2,
+      maximumAttempts: 2,
+      nonRetryableErrorTypes: NON_RETRYABLE_ECS,
+    },
+  },
+  /** Attach is asynchronous and quick to accept; retry a few times on throttling or 5xx. */
+  attachEni: {
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '2 seconds',
+      backoffCoefficient: 2,
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: NON_RETRYABLE_ECS,
+    },
+  },
+  /** WaitENIStatus: a heartbeating poll; a crashed worker is noticed within the heartbeat timeout. */
+  waitEniStatus: {
+    startToCloseTimeout: '4 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: {
+      initialInterval: '5 seconds',
+      backoffCoefficient: 1.5,
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: NON_RETRYABLE_ECS,
+    },
+  },
+  /** eni_release: detach and delete may meet a busy ENI; 8 tries with doubling backoff, capped. */
+  releaseEni: {
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '4 seconds',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 8,
+      nonRetryableErrorTypes: NON_RETRYABLE_ECS,
+    },
+  },
+  /** ENIIPOps: 6 tries about 5 s apart. */
+  ipOps: {
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '5 seconds',
+      backoffCoefficient: 1,
+      maximumAttempts: 6,
+      nonRetryableErrorTypes: NON_RETRYABLE_ECS,
+    },
+  },
+  /** Reads of the cloud: cheap to repeat. */
+  ecsRead: {
+    startToCloseTimeout: '60 seconds',
+    retry: {
+      initialInterval: '2 seconds',
+      backoffCoefficient: 1.5,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 6,
+      nonRetryableErrorTypes: NON_RETRYABLE_ECS,
+    },
+  },
+  /** Reads of Kubernetes. */
+  kubeRead: {
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 10,
+      nonRetryableErrorTypes: NON_RETRYABLE_KUBE,
+    },
+  },
+  /**
+   * The status write is retried until it lands (no attempt limit): the workflow holds the truth of what it did to
+   * the cloud, and the CR must learn it.
+   */
+  statusWrite: {
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      nonRetryableErrorTypes: NON_RETRYABLE_KUBE,
+    },
+  },
+  /** Conditions and events are best effort: a few tries, then the pass goes on. */
+  kubeNotice: {
+    startToCloseTimeout: '15 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: NON_RETRYABLE_KUBE,
+    },
+  },
+} satisfies Record<string, ActivityOptions>;

@@ -1,0 +1,2 @@
+/** The workflow bundle's entry: workflow functions only (the worker's `workflowsPath` points here). */
+export { nodeIpamWorkflow } from './node-ipam-workflow.js';

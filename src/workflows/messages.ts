@@ -1,0 +1,84 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+
+import type { EniAllocation, GcAction } from '../ipam/index.js';
+
+/** Why the watcher woke a node's workflow; pod churn is summarised, never the pod objects themselves. */
+export interface ReconcileReason {
+  /** e.g. `pod-added`, `pod-deleted`, `node-cr-changed`, `core-node-changed`, `watcher-start`. */
+  reason: string;
+  /** Pod changes coalesced into this signal, by kind. */
+  podChanges?: { added: number; updated: number; deleted: number };
+}
+
+/** Wakes the workflow for a reconcile pass; bursts are coalesced (one pass per minimum interval). */
+export const reconcileSignal = defineSignal<[ReconcileReason]>('reconcile');
+/** Operator's manual GC: release idle IPs above `maxPoolSize` now, ignoring the GC period. */
+export const gcSignal = defineSignal('gc');
+/** Forces a full OpenAPI sync of the node's ENIs on the next pass. */
+export const resyncSignal = defineSignal('resync');
+
+/** What a GC pass gave back to the cloud. */
+export interface GcResult {
+  releasedIps: { eniId: string; family: 'ipv4' | 'ipv6'; ips: string[] }[];
+  removedEnis: string[];
+  /** GC steps that failed and stay pending for the next pass. */
+  failed: { action: GcAction; error: string }[];
+}
+
+/** Runs GC now and returns what it released (same as the `gc` signal, but the caller gets the outcome). */
+export const gcUpdate = defineUpdate<GcResult>('gc');
+
+/** One cloud operation the workflow has in flight. */
+export interface PendingOperation {
+  kind: 'createEni' | 'assignIps' | 'removeEni' | 'unassignIps';
+  eniId?: string;
+  startedAtMs: number;
+  detail: string;
+}
+
+/** A failure the last passes saw, as operators need it: what, which cloud code, which request. */
+export interface RecordedError {
+  atMs: number;
+  operation: string;
+  type: string;
+  message: string;
+  code?: string;
+  requestId?: string;
+  eniId?: string;
+}
+
+/** The node's IPAM state as the `state` query returns it. */
+export interface NodeWorkflowState {
+  nodeName: string;
+  instanceId?: string;
+  ipamState: IpamState;
+  /** Why the last pass did nothing, when it did nothing (daemon not ready, invalid spec…). */
+  skipReason?: string;
+  lastReconcileMs?: number;
+  reconcileCount: number;
+  signalsReceived: number;
+  lastPlan: { allocations: EniAllocation[]; gc: GcAction[]; unmetDemand: { normal: number; erdma: number } };
+  pods: { total: number; withIp: number; pending: number };
+  enis: { total: number; idleIps: number };
+  pendingOperations: PendingOperation[];
+  lastErrors: RecordedError[];
+}
+
+export const IPAM_STATES = [
+  'Starting',
+  'Ready',
+  'Allocating',
+  'InsufficientIP',
+  'WaitingForDaemon',
+  'InvalidSpec',
+  'NodeNotReady',
+  'ExclusiveEniMode',
+  'Deleting',
+  'Gone',
+  'Error',
+] as const;
+/** The `IpamState` search attribute: where the node stands, for finding stuck nodes in the Web UI. */
+export type IpamState = (typeof IPAM_STATES)[number];
+
+/** Returns the node's current state, plan, pending operations and last errors. */
+export const stateQuery = defineQuery<NodeWorkflowState>('state');

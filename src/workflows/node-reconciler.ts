@@ -1,0 +1,797 @@
+import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities, uuid4 } from '@temporalio/workflow';
+
+import {
+  assignIpsFromLocalPool,
+  canonicalJson,
+  countIdleIps,
+  eniConditionsAfterAllocation,
+  eniKindOf,
+  forgetEni,
+  forgetIps,
+  formatRfc3339,
+  mergeOpenApiEnis,
+  parseRfc3339,
+  planEniAllocations,
+  planGc,
+  planPoolRelease,
+  podIpRequestsFromPods,
+  primaryFamilyOf,
+  recordAssignedIps,
+  recordCreatedEni,
+  recordEniForDeletion,
+  releaseIpsOfGonePods,
+  sortedKeys,
+  sufficientIpCondition,
+} from '../ipam/index.js';
+import type {
+  EniAllocation,
+  EniAllocationError,
+  GcAction,
+  NetworkInterfaces,
+  NodeCr,
+  NodeSpec,
+  NodeStatus,
+  SpecProblem,
+  VSwitchInfo,
+} from '../ipam/index.js';
+import type { Activities, NodeSnapshot } from '../activities/index.js';
+import { ACTIVITY_POLICIES } from './activity-policies.js';
+import type { GcResult, IpamState, NodeWorkflowState, PendingOperation, RecordedError } from './messages.js';
+
+const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);
+const statusWrite = proxyActivities<Activities>(ACTIVITY_POLICIES.statusWrite);
+const kubeNotice = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeNotice);
+const ecsRead = proxyActivities<Activities>(ACTIVITY_POLICIES.ecsRead);
+const create = proxyActivities<Activities>(ACTIVITY_POLICIES.createEni);
+const attach = proxyActivities<Activities>(ACTIVITY_POLICIES.attachEni);
+const wait = proxyActivities<Activities>(ACTIVITY_POLICIES.waitEniStatus);
+const release = proxyActivities<Activities>(ACTIVITY_POLICIES.releaseEni);
+const ipOps = proxyActivities<Activities>(ACTIVITY_POLICIES.ipOps);
+
+/** Tunables of a node workflow; defaults follow Terway's controller config. */
+export interface NodeIpamSettings {
+  /** At most one pass per this interval; signals in between are coalesced (Terway: 1 s). */
+  minReconcileIntervalMs: number;
+  /** Idle IPs above `maxPoolSize` are released at most this often, unless GC is asked for (Terway: 2 min). */
+  gcPeriodMs: number;
+  /** Full OpenAPI sync period; the next sync is due after a uniform draw in [period, 2·period) (Terway: 12 h). */
+  openApiSyncPeriodMs: number;
+  /** A pass runs at least this often without any signal. */
+  idleWakeMs: number;
+  /** After a failed pass the next one waits 1 s, doubling per failure up to this. */
+  maxFailureBackoffMs: number;
+  /** Continue-as-new after this many passes (or earlier when the server suggests it). */
+  maxPassesPerRun: number;
+  /** The same Warning event is recorded at most this often. */
+  eventRepeatMs: number;
+}
+
+export const DEFAULT_SETTINGS: NodeIpamSettings = {
+  minReconcileIntervalMs: 1_000,
+  gcPeriodMs: 2 * 60_000,
+  openApiSyncPeriodMs: 12 * 3_600_000,
+  idleWakeMs: 5 * 60_000,
+  maxFailureBackoffMs: 5 * 60_000,
+  maxPassesPerRun: 500,
+  eventRepeatMs: 60_000,
+};
+
+/** What survives continue-as-new: only what the CR does not already hold. */
+export interface CarriedState {
+  /** The ENIs as the workflow knows them, kept only while the CR has not yet been told (status write pending). */
+  unwrittenEnis?: NetworkInterfaces;
+  needResync: boolean;
+  lastGcMs?: number;
+  reconcileCount: number;
+  signalsReceived: number;
+  failureStreak: number;
+  lastErrors: RecordedError[];
+  eventTimes: Record<string, number>;
+}
+
+/** A failure of one activity, reduced to what the workflow decides on. */
+interface StepFailure {
+  type: string;
+  message: string;
+  code?: string;
+  requestId?: string;
+}
+
+function stepFailure(error: unknown): StepFailure {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure) {
+    const details = (cause.details?.[0] ?? {}) as { code?: unknown; requestId?: unknown };
+    const failure: StepFailure = { type: cause.type ?? 'Unknown', message: cause.message };
+    if (typeof details.code === 'string') failure.code = details.code;
+    if (typeof details.requestId === 'string') failure.requestId = details.requestId;
+    return failure;
+  }
+  return { type: 'Unknown', message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+const MAX_RECORDED_ERRORS = 20;
+const CONFIG_CONDITION_TYPE = 'IPAMConfigValid';
+
+/** Does one node's reconcile passes; all state lives here and survives continue-as-new through {@link carry}. */
+export class NodeReconciler {
+  readonly nodeName: string;
+  readonly settings: NodeIpamSettings;
+  private state: CarriedState;
+  private instanceId: string | undefined;
+  private ipamState: IpamState = 'Starting';
+  private skipReason: string | undefined;
+  private lastPassMs: number | undefined;
+  private lastPlan: NodeWorkflowState['lastPlan'] = { allocations: [], gc: [], unmetDemand: { normal: 0, erdma: 0 } };
+  private podCounts = { total: 0, withIp: 0, pending: 0 };
+  private eniCounts = { total: 0, idleIps: 0 };
+  private pending: PendingOperation[] = [];
+  private nextSyncMs: number | undefined;
+  /** True once the node's CR is gone: the workflow then ends. */
+  finished = false;
+  /** Set by signals and updates; cleared when a pass starts. */
+  dirty = true;
+  gcRequested = false;
+  gcRequestSeq = 0;
+  gcDoneSeq = 0;
+  lastGcResult: GcResult = { releasedIps: [], removedEnis: [], failed: [] };
+  passesThisRun = 0;
+
+  constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
+    this.nodeName = input.nodeName;
+    this.settings = { ...DEFAULT_SETTINGS, ...input.settings };
+    this.state = input.carried ?? {
+      needResync: false,
+      reconcileCount: 0,
+      signalsReceived: 0,
+      failureStreak: 0,
+      lastErrors: [],
+      eventTimes: {},
+    };
+  }
+
+  carry(): CarriedState {
+    return { ...this.state, lastErrors: [...this.state.lastErrors], eventTimes: { ...this.state.eventTimes } };
+  }
+
+  noteSignal(): void {
+    this.state.signalsReceived += 1;
+    this.dirty = true;
+  }
+
+  requestResync(): void {
+    this.state.needResync = true;
+    this.dirty = true;
+  }
+
+  requestGc(): number {
+    this.gcRequested = true;
+    this.gcRequestSeq += 1;
+    this.dirty = true;
+    return this.gcRequestSeq;
+  }
+
+  /** Epoch ms at which the next pass is due without any signal. */
+  nextWakeMs(): number {
+    const last = this.lastPassMs ?? 0;
+    if (this.state.failureStreak > 0) {
+      return last + Math.min(this.settings.maxFailureBackoffMs, 1_000 * 2 ** (this.state.failureStreak - 1));
+    }
+    const candidates = [last + this.settings.idleWakeMs, (this.state.lastGcMs ?? last) + this.settings.gcPeriodMs];
+    if (this.nextSyncMs !== undefined) candidates.push(this.nextSyncMs);
+    return Math.min(...candidates);
+  }
+
+  lastPassEndMs(): number {
+    return this.lastPassMs ?? 0;
+  }
+
+  currentIpamState(): IpamState {
+    return this.ipamState;
+  }
+
+  currentInstanceId(): string | undefined {
+    return this.instanceId;
+  }
+
+  view(): NodeWorkflowState {
+    const view: NodeWorkflowState = {
+      nodeName: this.nodeName,
+      ipamState: this.ipamState,
+      reconcileCount: this.state.reconcileCount,
+      signalsReceived: this.state.signalsReceived,
+      lastPlan: this.lastPlan,
+      pods: { ...this.podCounts },
+      enis: { ...this.eniCounts },
+      pendingOperations: [...this.pending],
+      lastErrors: [...this.state.lastErrors],
+    };
+    if (this.instanceId !== undefined) view.instanceId = this.instanceId;
+    if (this.skipReason !== undefined) view.skipReason = this.skipReason;
+    if (this.lastPassMs !== undefined) view.lastReconcileMs = this.lastPassMs;
+    return view;
+  }
+
+  private recordError(error: Omit<RecordedError, 'atMs'>): void {
+    this.state.lastErrors = [...this.state.lastErrors, { atMs: Date.now(), ...error }].slice(-MAX_RECORDED_ERRORS);
+  }
+
+  private async track<T>(operation: Omit<PendingOperation, 'startedAtMs'>, run: () => Promise<T>): Promise<T> {
+    const entry: PendingOperation = { ...operation, startedAtMs: Date.now() };
+    this.pending = [...this.pending, entry];
+    try {
+      return await run();
+    } finally {
+      this.pending = this.pending.filter((item) => item !== entry);
+    }
+  }
+
+  /** Records a Warning/Normal event on the Node CR, at most once per `eventRepeatMs` for the same reason+message. */
+  private async event(input: { type: 'Normal' | 'Warning'; reason: string; message: string; uid?: string }) {
+    const key = `${input.reason}:${input.message}`;
+    const now = Date.now();
+    const last = this.state.eventTimes[key];
+    if (last !== undefined && now - last < this.settings.eventRepeatMs) return;
+    // Only recent entries are kept (the map is carried across continue-as-new), in key order.
+    const recent: [string, number][] = Object.entries(this.state.eventTimes).filter(
+      ([, at]) => now - at < this.settings.eventRepeatMs,
+    );
+    recent.push([key, now]);
+    recent.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    this.state.eventTimes = Object.fromEntries(recent);
+    try {
+      await kubeNotice.recordEvent({
+        nodeName: this.nodeName,
+        involved: {
+          kind: 'Node',
+          apiVersion: 'network.alibabacloud.com/v1beta1',
+          name: this.nodeName,
+          ...(input.uid === undefined ? {} : { uid: input.uid }),
+        },
+        type: input.type,
+        reason: input.reason,
+        message: input.message,
+      });
+    } catch (error) {
+      this.recordError({ operation: 'recordEvent', ...stepFailure(error) });
+    }
+  }
+
+  /** One reconcile pass: read, plan with the core, act through activities, fold, write. */
+  async pass(): Promise<void> {
+    this.state.reconcileCount += 1;
+    this.passesThisRun += 1;
+    let failed = false;
+    try {
+      failed = await this.reconcile();
+    } catch (error) {
+      failed = true;
+      this.ipamState = 'Error';
+      this.recordError({ operation: 'reconcile', ...stepFailure(error) });
+    } finally {
+      this.state.failureStreak = failed ? this.state.failureStreak + 1 : 0;
+      this.lastPassMs = Date.now();
+      // A GC asked for by update is answered even when the pass could not run GC (the result says so).
+      if (this.gcDoneSeq < this.gcRequestSeq) this.gcDoneSeq = this.gcRequestSeq;
+      this.gcRequested = false;
+    }
+  }
+
+  private skip(state: IpamState, reason: string): boolean {
+    this.ipamState = state;
+    this.skipReason = reason;
+    return false;
+  }
+
+  /** Returns true when the pass failed (so the next one backs off). */
+  private async reconcile(): Promise<boolean> {
+    const snapshot = await kubeRead.readNodeSnapshot({ nodeName: this.nodeName });
+    this.skipReason = undefined;
+    const cr = snapshot.cr;
+    if (cr === undefined) {
+      this.finished = true;
+      return this.skip('Gone', 'the Node CR does not exist');
+    }
+    const validation = cr.validation;
+    if (!validation.ok) {
+      await this.reportInvalidSpec({ problems: validation.problems, snapshot });
+      return this.skip('InvalidSpec', validation.problems.map((problem) => problem.message).join('; '));
+    }
+    if (cr.isDeleting) return this.cleanUpDeletedNode(validation.node);
+    if (validation.readiness === 'daemonNotReady') {
+      return this.skip('WaitingForDaemon', 'Terway daemon has not written spec.eni and spec.pool yet');
+    }
+    if (validation.isBlocked) {
+      await this.reportInvalidSpec({ problems: validation.problems, snapshot });
+      return this.skip(
+        'InvalidSpec',
+        validation.problems
+          .filter((problem) => problem.severity === 'blocking')
+          .map((problem) => problem.message)
+          .join('; '),
+      );
+    }
+    await this.clearInvalidSpecCondition(snapshot);
+    const node = validation.node;
+    const crMode = (node.metadata.labels?.['k8s.aliyun.com/exclusive-mode-eni-type'] ?? 'default').toLowerCase();
+    if (crMode === 'enionly' || snapshot.coreNode?.exclusiveEniMode === 'enionly') {
+      return this.skip('ExclusiveEniMode', 'the node uses exclusive ENI mode');
+    }
+    if (snapshot.coreNode?.isReady !== true) return this.skip('NodeNotReady', 'the core Node is missing or not Ready');
+    return this.reconcileReadyNode({ node, snapshot, uid: cr.uid });
+  }
+
+  private async reportInvalidSpec(input: { problems: readonly SpecProblem[]; snapshot: NodeSnapshot }) {
+    const blocking = input.problems.filter((problem) => problem.severity !== 'info');
+    const message = blocking
+      .map((problem) => problem.message)
+      .join('; ')
+      .slice(0, 1024);
+    await this.event({ type: 'Warning', reason: 'InvalidNodeSpec', message, ...this.uidOf(input.snapshot) });
+    if (input.snapshot.coreNode !== undefined) {
+      await this.patchConfigCondition({ valid: false, message });
+    }
+  }
+
+  private uidOf(snapshot: NodeSnapshot): { uid?: string } {
+    return snapshot.cr?.uid === undefined ? {} : { uid: snapshot.cr.uid };
+  }
+
+  private configConditionFalse = false;
+
+  private async clearInvalidSpecCondition(snapshot: NodeSnapshot): Promise<void> {
+    if (!this.configConditionFalse || snapshot.coreNode === undefined) return;
+    await this.patchConfigCondition({ valid: true, message: 'Node CR spec is valid' });
+  }
+
+  private async patchConfigCondition(input: { valid: boolean; message: string }): Promise<void> {
+    const now = formatRfc3339(Date.now());
+    try {
+      await kubeNotice.patchNodeCondition({
+        nodeName: this.nodeName,
+        condition: {
+          type: CONFIG_CONDITION_TYPE,
+          status: input.valid ? 'True' : 'False',
+          reason: input.valid ? 'ValidNodeSpec' : 'InvalidNodeSpec',
+          message: input.message,
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        },
+      });
+      this.configConditionFalse = !input.valid;
+    } catch (error) {
+      this.recordError({ operation: 'patchNodeCondition', ...stepFailure(error) });
+    }
+  }
+
+  /** ENIs to start from: the CR's, unless the workflow knows better because its last status write did not land. */
+  private startingEnis(node: NodeCr): NetworkInterfaces {
+    return this.state.unwrittenEnis ?? node.status?.networkInterfaces ?? {};
+  }
+
+  private async reconcileReadyNode(input: { node: NodeCr; snapshot: NodeSnapshot; uid: string }): Promise<boolean> {
+    const { node, snapshot } = input;
+    const spec = node.spec as NodeSpec & Required<Pick<NodeSpec, 'eni' | 'pool'>>;
+    const now = Date.now();
+    const instanceId = spec.nodeMetadata?.instanceID ?? '';
+    this.instanceId = instanceId;
+    let enis = this.startingEnis(node);
+    let failed = false;
+    const eniErrors = new Map<string, EniAllocationError[]>();
+    const addEniError = (eniId: string, error: EniAllocationError): void => {
+      eniErrors.set(eniId, [...(eniErrors.get(eniId) ?? []), error]);
+    };
+
+    const vSwitchIds = [
+      ...new Set([...(spec.eni.vSwitchOptions ?? []), ...sortedKeys(enis).flatMap((id) => enis[id]?.vSwitchID ?? [])]),
+    ].sort();
+    const vSwitches = await ecsRead.describeVSwitches({ vSwitchIds });
+
+    const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
+    const times = this.syncTimes(node.status);
+    if (this.isOpenApiSyncDue({ enis, podCount: demand.requests.length, lastSyncMs: times.lastSyncMs, now })) {
+      const remote = await ecsRead.describeNodeEnis({
+        instanceId,
+        ...(spec.eni.tagFilter === undefined ? {} : { tagFilter: spec.eni.tagFilter }),
+      });
+      const merged = mergeOpenApiEnis({ current: enis, remote, vSwitchCidrs: vSwitches });
+      enis = merged.enis;
+      if (merged.vanished.length > 0) {
+        await this.event({
+          type: 'Warning',
+          reason: 'EniVanished',
+          message: `ENIs no longer on instance ${instanceId}, to be deleted: ${merged.vanished.join(', ')}`,
+          uid: input.uid,
+        });
+      }
+      times.lastSyncMs = now;
+      times.nextSyncMs = now + this.settings.openApiSyncPeriodMs * (1 + Math.random());
+      this.state.needResync = false;
+    }
+    this.nextSyncMs = times.nextSyncMs;
+
+    const primaryFamily = primaryFamilyOf(spec.eni);
+    const released = releaseIpsOfGonePods({ enis, requests: demand.requests });
+    const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
+    enis = local.enis;
+    const plan = planEniAllocations({
+      spec,
+      enis,
+      unsatisfied: local.unsatisfied,
+      vSwitches,
+      randomValue: Math.random(),
+    });
+    for (const problem of plan.problems) {
+      if (problem.kind === 'vSwitchExhausted')
+        addEniError(problem.eniId, { kind: 'ipNotEnough', vSwitchId: problem.vSwitchId });
+    }
+
+    const outcome = await this.executeAllocations({
+      allocations: plan.allocations,
+      enis,
+      spec,
+      instanceId,
+      vSwitches,
+      addEniError,
+    });
+    enis = outcome.enis;
+    failed ||= outcome.failed;
+    let bound = local.bound.length;
+    let pending = local.unsatisfied.length;
+    if (plan.allocations.length > 0) {
+      const again = assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily });
+      enis = again.enis;
+      bound = again.bound.length;
+      pending = again.unsatisfied.length;
+    }
+    enis = this.applyEniConditions({ enis, eniErrors, now });
+    await this.updateSufficientIp({ capacity: plan.capacity, snapshot, outcome });
+
+    const gc = await this.runGc({ enis, spec, instanceId, now });
+    enis = gc.enis;
+    failed ||= gc.result.failed.length > 0;
+
+    const status: NodeStatus = { networkInterfaces: enis };
+    if (times.lastSyncMs !== undefined) status.lastSyncOpenAPITime = formatRfc3339(times.lastSyncMs);
+    if (times.nextSyncMs !== undefined) status.nextSyncOpenAPITime = formatRfc3339(times.nextSyncMs);
+    const written = await this.writeStatusIfChanged({ status, current: node.status ?? {}, enis });
+    failed ||= !written;
+
+    this.lastPlan = { allocations: plan.allocations, gc: gc.actions, unmetDemand: plan.unmetDemand };
+    this.podCounts = { total: demand.requests.length, withIp: bound, pending };
+    this.eniCounts = { total: Object.keys(enis).length, idleIps: countIdleIps({ enis, family: primaryFamily }) };
+    if (outcome.errors.length > 0) {
+      await this.event({
+        type: 'Warning',
+        reason: 'AllocIPFailed',
+        message: outcome.errors.join('; '),
+        uid: input.uid,
+      });
+    }
+    this.ipamState =
+      pending > 0 && plan.unmetDemand.normal + plan.unmetDemand.erdma > 0
+        ? 'InsufficientIP'
+        : failed
+          ? 'Error'
+          : 'Ready';
+    return failed;
+  }
+
+  private syncTimes(status: NodeStatus | undefined): { lastSyncMs?: number; nextSyncMs?: number } {
+    const times: { lastSyncMs?: number; nextSyncMs?: number } = {};
+    const last = status?.lastSyncOpenAPITime === undefined ? undefined : parseRfc3339(status.lastSyncOpenAPITime);
+    const next = status?.nextSyncOpenAPITime === undefined ? undefined : parseRfc3339(status.nextSyncOpenAPITime);
+    if (last !== undefined) times.lastSyncMs = last;
+    if (next !== undefined) times.nextSyncMs = next;
+    return times;
+  }
+
+  /** First sync, a node with pods but no ENIs, the period elapsed, or a forced resync (signal, quota, lost write). */
+  private isOpenApiSyncDue(input: {
+    enis: NetworkInterfaces;
+    podCount: number;
+    lastSyncMs?: number | undefined;
+    now: number;
+  }) {
+    if (this.state.needResync || input.lastSyncMs === undefined) return true;
+    if (input.podCount > 0 && Object.keys(input.enis).length === 0) return true;
+    return this.nextSyncMs === undefined || input.now >= this.nextSyncMs;
+  }
+
+  private async executeAllocations(input: {
+    allocations: readonly EniAllocation[];
+    enis: NetworkInterfaces;
+    spec: NodeSpec & Required<Pick<NodeSpec, 'eni'>>;
+    instanceId: string;
+    vSwitches: Record<string, VSwitchInfo>;
+    addEniError: (eniId: string, error: EniAllocationError) => void;
+  }): Promise<{ enis: NetworkInterfaces; failed: boolean; errors: string[]; anyVSwitchExhausted: boolean }> {
+    let enis = input.enis;
+    const errors: string[] = [];
+    let anyVSwitchExhausted = false;
+    const note = (failure: StepFailure, context: { operation: string; eniId?: string }): void => {
+      this.recordError({ ...context, ...failure });
+      errors.push(`${context.operation}${context.eniId === undefined ? '' : ` ${context.eniId}`}: ${failure.message}`);
+      if (failure.type === 'EcsQuotaExceeded') this.state.needResync = true;
+      if (failure.type === 'EcsVSwitchExhausted') anyVSwitchExhausted = true;
+    };
+
+    await Promise.all(
+      input.allocations.map(async (allocation) => {
+        if (allocation.kind === 'assignIps') {
+          const eni = enis[allocation.eniId];
+          const vSwitchId = eni?.vSwitchID;
+          for (const family of ['ipv4', 'ipv6'] as const) {
+            const count = family === 'ipv4' ? allocation.ipv4Count : allocation.ipv6Count;
+            if (count === 0) continue;
+            try {
+              const assigned = await this.track(
+                { kind: 'assignIps', eniId: allocation.eniId, detail: `${count} ${family}` },
+                () =>
+                  (family === 'ipv4' ? ipOps.assignIpv4 : ipOps.assignIpv6)({
+                    eniId: allocation.eniId,
+                    count,
+                    clientToken: uuid4(),
+                    ...(vSwitchId === undefined ? {} : { vSwitchId }),
+                  }),
+              );
+              enis = recordAssignedIps({ enis, eniId: allocation.eniId, family, ips: assigned.ips });
+            } catch (error) {
+              const failure = stepFailure(error);
+              note(failure, { operation: `assign${family === 'ipv4' ? 'Ipv4' : 'Ipv6'}`, eniId: allocation.eniId });
+              input.addEniError(
+                allocation.eniId,
+                failure.type === 'EcsVSwitchExhausted'
+                  ? { kind: 'ipNotEnough', vSwitchId: vSwitchId ?? '' }
+                  : { kind: 'operation', message: failure.message },
+              );
+              return;
+            }
+          }
+          return;
+        }
+        const result = await this.createEniSaga({ allocation, spec: input.spec, instanceId: input.instanceId, note });
+        if (result.kind === 'created') {
+          enis = recordCreatedEni({ enis, cloud: result.eni, cidrs: input.vSwitches[allocation.vSwitchId] });
+        } else if (result.kind === 'leftForGc') {
+          enis = recordEniForDeletion({ enis, eniId: result.eniId });
+        }
+      }),
+    );
+    return { enis, failed: errors.length > 0, errors, anyVSwitchExhausted };
+  }
+
+  /**
+   * create → attach → wait InUse, as one saga: if attach or the wait fails for good, the ENI is detached and
+   * deleted; if that fails too, it is handed to the GC by recording it `Deleting` in the CR. Either way no ENI
+   * the workflow created is ever unknown to the CR or left undeleted.
+   */
+  private async createEniSaga(input: {
+    allocation: Extract<EniAllocation, { kind: 'createEni' }>;
+    spec: NodeSpec & Required<Pick<NodeSpec, 'eni'>>;
+    instanceId: string;
+    note: (failure: StepFailure, context: { operation: string; eniId?: string }) => void;
+  }): Promise<
+    | { kind: 'created'; eni: Awaited<ReturnType<Activities['createEni']>>['eni'] }
+    | { kind: 'failed' }
+    | { kind: 'leftForGc'; eniId: string }
+  > {
+    const { allocation, spec } = input;
+    let created: Awaited<ReturnType<Activities['createEni']>>;
+    try {
+      created = await this.track(
+        { kind: 'createEni', detail: `${allocation.eniKind} in ${allocation.vSwitchId}` },
+        () =>
+          create.createEni({
+            eniKind: allocation.eniKind,
+            vSwitchId: allocation.vSwitchId,
+            securityGroupIds: spec.eni.securityGroupIDs ?? [],
+            ...(spec.eni.resourceGroupID === undefined ? {} : { resourceGroupId: spec.eni.resourceGroupID }),
+            ipv4Count: allocation.ipv4Count,
+            ipv6Count: allocation.ipv6Count,
+            tags: { ...(spec.eni.tag ?? {}), 'eniflow.io/node': this.nodeName },
+            // Same token on every retry and on replay: a lost response cannot create a second ENI.
+            clientToken: uuid4(),
+          }),
+      );
+    } catch (error) {
+      input.note(stepFailure(error), { operation: 'createEni' });
+      return { kind: 'failed' };
+    }
+    const eniId = created.eni.eniId;
+    try {
+      await this.track({ kind: 'createEni', eniId, detail: 'attach' }, async () => {
+        await attach.attachEni({ eniId, instanceId: input.instanceId });
+        await wait.waitEniStatus({ eniId, status: 'InUse' });
+      });
+      return { kind: 'created', eni: { ...created.eni, status: 'InUse' } };
+    } catch (error) {
+      input.note(stepFailure(error), { operation: 'attachEni', eniId });
+    }
+    const compensated = await CancellationScope.nonCancellable(async () => {
+      try {
+        await this.track({ kind: 'removeEni', eniId, detail: 'compensate failed attach' }, async () => {
+          await release.detachEni({ eniId, instanceId: input.instanceId });
+          await wait.waitEniStatus({ eniId, status: 'Available', goneIsDone: true });
+          await release.deleteEni({ eniId });
+        });
+        return true;
+      } catch (error) {
+        input.note(stepFailure(error), { operation: 'deleteEni', eniId });
+        return false;
+      }
+    });
+    return compensated ? { kind: 'failed' } : { kind: 'leftForGc', eniId };
+  }
+
+  private applyEniConditions(input: {
+    enis: NetworkInterfaces;
+    eniErrors: Map<string, EniAllocationError[]>;
+    now: number;
+  }): NetworkInterfaces {
+    const enis: NetworkInterfaces = { ...input.enis };
+    for (const eniId of sortedKeys(enis)) {
+      const eni = enis[eniId];
+      if (eni?.status !== 'InUse' || eniKindOf(eni) === undefined) continue;
+      const conditions = eniConditionsAfterAllocation({
+        current: eni.conditions,
+        errors: input.eniErrors.get(eniId) ?? [],
+        nowMs: input.now,
+      });
+      const next = { ...eni };
+      if (conditions === undefined) delete next.conditions;
+      else next.conditions = conditions;
+      enis[eniId] = next;
+    }
+    return enis;
+  }
+
+  private async updateSufficientIp(input: {
+    capacity: { hasIdleIp: boolean; hasAllocatableEni: boolean };
+    snapshot: NodeSnapshot;
+    outcome: { anyVSwitchExhausted: boolean };
+  }): Promise<void> {
+    if (input.snapshot.coreNode === undefined) return;
+    const capacity = {
+      hasIdleIp: input.capacity.hasIdleIp,
+      hasAllocatableEni: input.capacity.hasAllocatableEni && !input.outcome.anyVSwitchExhausted,
+    };
+    const condition = sufficientIpCondition({
+      capacity,
+      existing: input.snapshot.coreNode.sufficientIp,
+      nowMs: Date.now(),
+    });
+    if (condition === undefined) return;
+    try {
+      await kubeNotice.patchNodeCondition({ nodeName: this.nodeName, condition });
+    } catch (error) {
+      this.recordError({ operation: 'patchNodeCondition', ...stepFailure(error) });
+    }
+    if (condition.status === 'False') {
+      await this.event({
+        type: 'Warning',
+        reason: 'InsufficientIP',
+        message: 'node has insufficient IP',
+        ...this.uidOf(input.snapshot),
+      });
+    }
+  }
+
+  /** Pool shrink when due (or asked for), then the cloud clean-ups the `Deleting` marks call for. */
+  private async runGc(input: {
+    enis: NetworkInterfaces;
+    spec: NodeSpec;
+    instanceId: string;
+    now: number;
+  }): Promise<{ enis: NetworkInterfaces; actions: GcAction[]; result: GcResult }> {
+    let enis = input.enis;
+    const lastGc = this.state.lastGcMs;
+    if (this.gcRequested || lastGc === undefined || input.now - lastGc >= this.settings.gcPeriodMs) {
+      enis = planPoolRelease({ spec: input.spec, enis }).enis;
+      this.state.lastGcMs = input.now;
+    }
+    const gc = await this.executeGc({ enis, instanceId: input.instanceId });
+    if (this.gcRequested) {
+      this.lastGcResult = gc.result;
+      this.gcDoneSeq = this.gcRequestSeq;
+    }
+    return gc;
+  }
+
+  private async executeGc(input: {
+    enis: NetworkInterfaces;
+    instanceId: string;
+  }): Promise<{ enis: NetworkInterfaces; actions: GcAction[]; result: GcResult }> {
+    let enis = input.enis;
+    const actions = planGc({ enis });
+    const result: GcResult = { releasedIps: [], removedEnis: [], failed: [] };
+    await Promise.all(
+      actions.map(async (action) => {
+        try {
+          if (action.kind === 'removeEni') {
+            await this.track({ kind: 'removeEni', eniId: action.eniId, detail: 'detach and delete' }, async () => {
+              await release.detachEni({ eniId: action.eniId, instanceId: input.instanceId });
+              await wait.waitEniStatus({ eniId: action.eniId, status: 'Available', goneIsDone: true });
+              await release.deleteEni({ eniId: action.eniId });
+            });
+            enis = forgetEni({ enis, eniId: action.eniId });
+            result.removedEnis.push(action.eniId);
+            return;
+          }
+          await this.track(
+            { kind: 'unassignIps', eniId: action.eniId, detail: `${action.ips.length} ${action.family}` },
+            () =>
+              (action.family === 'ipv4' ? ipOps.unassignIpv4 : ipOps.unassignIpv6)({
+                eniId: action.eniId,
+                ips: action.ips,
+              }),
+          );
+          enis = forgetIps({ enis, eniId: action.eniId, family: action.family, ips: action.ips });
+          result.releasedIps.push({ eniId: action.eniId, family: action.family, ips: action.ips });
+        } catch (error) {
+          const failure = stepFailure(error);
+          this.recordError({ operation: action.kind, eniId: action.eniId, ...failure });
+          result.failed.push({ action, error: failure.message });
+        }
+      }),
+    );
+    result.removedEnis.sort();
+    result.releasedIps.sort((a, b) => canonicalJson(a).localeCompare(canonicalJson(b)));
+    return { enis, actions, result };
+  }
+
+  /**
+   * Writes the owned status fields when they differ from the CR's. The write activity retries until it lands;
+   * a write refused for good keeps the ENIs in the workflow (carried across continue-as-new) and forces an
+   * OpenAPI resync, so nothing done to the cloud is forgotten.
+   */
+  private async writeStatusIfChanged(input: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) {
+    const owned = (status: NodeStatus) =>
+      canonicalJson({
+        networkInterfaces: status.networkInterfaces ?? {},
+        lastSyncOpenAPITime: status.lastSyncOpenAPITime,
+        nextSyncOpenAPITime: status.nextSyncOpenAPITime,
+      });
+    if (this.state.unwrittenEnis === undefined && owned(input.status) === owned(input.current)) return true;
+    try {
+      const result = await statusWrite.writeNodeStatus({ nodeName: this.nodeName, status: input.status });
+      if (result.outcome === 'gone') this.finished = true;
+      delete this.state.unwrittenEnis;
+      return true;
+    } catch (error) {
+      this.recordError({ operation: 'writeNodeStatus', ...stepFailure(error) });
+      this.state.unwrittenEnis = input.enis;
+      this.state.needResync = true;
+      return false;
+    }
+  }
+
+  /**
+   * The CR is being deleted: every managed ENI is detached and deleted, the emptied status written, and the
+   * finalizer removed so the CR can go. Failures are retried on the next pass (with backoff).
+   */
+  private async cleanUpDeletedNode(node: NodeCr): Promise<boolean> {
+    this.ipamState = 'Deleting';
+    const instanceId = node.spec.nodeMetadata?.instanceID ?? '';
+    let enis = this.startingEnis(node);
+    for (const eniId of sortedKeys(enis)) {
+      enis = recordEniForDeletion({ enis, eniId });
+    }
+    const gc = await this.executeGc({ enis, instanceId });
+    enis = gc.enis;
+    const written = await this.writeStatusIfChanged({
+      status: { networkInterfaces: enis },
+      current: node.status ?? {},
+      enis,
+    });
+    if (gc.result.failed.length > 0 || !written || this.finished) return gc.result.failed.length > 0 || !written;
+    try {
+      await kubeRead.removeNodeFinalizer({ nodeName: this.nodeName });
+    } catch (error) {
+      this.recordError({ operation: 'removeNodeFinalizer', ...stepFailure(error) });
+      return true;
+    }
+    this.finished = true;
+    this.ipamState = 'Gone';
+    return false;
+  }
+}

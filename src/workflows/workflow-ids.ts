@@ -1,0 +1,31 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Default task queue of the worker and the watcher. */
+export const DEFAULT_TASK_QUEUE = 'eniflow';
+
+/** Workflow type name of the per-node workflow (the exported function's name). */
+export const NODE_WORKFLOW_TYPE = 'nodeIpamWorkflow';
+
+const WORKFLOW_ID_PREFIX = 'eniflow-node/';
+
+/** The one workflow id of a node: every start and signal for the node goes through it. */
+export function nodeWorkflowId(nodeName: string): string {
+  return `${WORKFLOW_ID_PREFIX}${nodeName}`;
+}
+
+/** The node name of a workflow id made by {@link nodeWorkflowId}, or undefined. */
+export function nodeNameOfWorkflowId(workflowId: string): string | undefined {
+  return workflowId.startsWith(WORKFLOW_ID_PREFIX) ? workflowId.slice(WORKFLOW_ID_PREFIX.length) : undefined;
+}
+
+/** Search attributes of node workflows (Keyword), to find a node's workflow in the Web UI or CLI. */
+export const NODE_NAME_SEARCH_ATTRIBUTE = defineSearchAttributeKey('NodeName', SearchAttributeType.KEYWORD);
+export const INSTANCE_ID_SEARCH_ATTRIBUTE = defineSearchAttributeKey('InstanceId', SearchAttributeType.KEYWORD);
+export const IPAM_STATE_SEARCH_ATTRIBUTE = defineSearchAttributeKey('IpamState', SearchAttributeType.KEYWORD);
+
+/** Every search attribute eniflow needs registered on the Temporal namespace. */
+export const SEARCH_ATTRIBUTES = [
+  NODE_NAME_SEARCH_ATTRIBUTE,
+  INSTANCE_ID_SEARCH_ATTRIBUTE,
+  IPAM_STATE_SEARCH_ATTRIBUTE,
+];
