@@ -124,6 +124,22 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/ecs-emulator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../ipam/*', '../workflows/*', '../activities/*', '../watcher/*', '../worker/*', '../../ipam/*'],
+              message: 'The emulator stands in for the cloud: it knows nothing of eniflow.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
