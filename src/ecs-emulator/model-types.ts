@@ -1,0 +1,123 @@
+import type { Ipv4AddressPool, Ipv6AddressPool } from './address-pool.js';
+import type {
+  FixtureInstance,
+  FixtureInstanceType,
+  FixtureSecurityGroup,
+  FixtureVSwitch,
+  InstanceStatus,
+} from './fixture.js';
+
+export type EniStatus = 'Available' | 'Attaching' | 'InUse' | 'Detaching' | 'Deleting';
+export type EniType = 'Primary' | 'Secondary' | 'Trunk';
+export type EniTrafficMode = 'Standard' | 'HighPerformance';
+
+export interface ResourceTag {
+  key: string;
+  value: string;
+}
+
+/** An asynchronous state change in flight; `dueAtMs` is on the model's clock. */
+export interface PendingTransition {
+  kind: 'attach' | 'detach' | 'delete';
+  dueAtMs: number;
+  /** Attach only: end in Available instead of InUse (an injected attach failure). */
+  failAttach: boolean;
+}
+
+/** One ENI as the emulator stores it: plain data, so a snapshot is a JSON copy. */
+export interface EniRecord {
+  eniId: string;
+  /** Creation order; Describe lists and pages in this order. */
+  sequence: number;
+  type: EniType;
+  trafficMode: EniTrafficMode;
+  status: EniStatus;
+  vpcId: string;
+  vSwitchId: string;
+  zoneId: string;
+  macAddress: string;
+  primaryIp: string;
+  secondaryIps: string[];
+  ipv6s: string[];
+  securityGroupIds: string[];
+  tags: ResourceTag[];
+  instanceId: string | null;
+  deviceIndex: number | null;
+  name: string;
+  description: string;
+  deleteOnRelease: boolean;
+  creationTime: string;
+  pending: PendingTransition | null;
+}
+
+export interface VSwitchRecord {
+  vSwitchId: string;
+  vpcId: string;
+  zoneId: string;
+  cidrBlock: string;
+  ipv6CidrBlock: string | null;
+  name: string;
+  tags: ResourceTag[];
+  ipv4: Ipv4AddressPool;
+  ipv6: Ipv6AddressPool | null;
+}
+
+export interface InstanceRecord {
+  instanceId: string;
+  instanceType: FixtureInstanceType;
+  zoneId: string;
+  vpcId: string;
+  vSwitchId: string;
+  securityGroupIds: string[];
+  status: InstanceStatus;
+  name: string;
+  primaryEniId: string;
+}
+
+/** What leak audits and benchmarks read: every ENI and address with its owner, tags and status. */
+export interface Inventory {
+  regionId: string;
+  vSwitches: {
+    vSwitchId: string;
+    vpcId: string;
+    zoneId: string;
+    cidrBlock: string;
+    ipv6CidrBlock: string | null;
+    availableIpAddressCount: number;
+    usedIpv4Count: number;
+    usedIpv6Count: number;
+  }[];
+  instances: {
+    instanceId: string;
+    instanceType: string;
+    zoneId: string;
+    status: InstanceStatus;
+    eniIds: string[];
+  }[];
+  networkInterfaces: (Omit<EniRecord, 'tags'> & { tags: Record<string, string> })[];
+  ipAddresses: {
+    address: string;
+    family: 'ipv4' | 'ipv6';
+    primary: boolean;
+    eniId: string;
+    instanceId: string | null;
+    vSwitchId: string;
+  }[];
+}
+
+/** JSON form of the whole cloud state, for save/load (`GET`/`PUT /__admin/state`, `--state`). */
+export interface StateSnapshot {
+  format: 'eniflow-ecs-emulator-state/1';
+  savedAt: string;
+  regionId: string;
+  ownerId: string;
+  topology: {
+    vSwitches: FixtureVSwitch[];
+    securityGroups: FixtureSecurityGroup[];
+    instanceTypes: FixtureInstanceType[];
+    instances: (FixtureInstance & { primaryEniId: string })[];
+  };
+  nextEniNumber: number;
+  /** ENIs in creation order; `pending.dueAtMs` is stored as the time still left. */
+  networkInterfaces: EniRecord[];
+}

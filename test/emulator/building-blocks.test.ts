@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { formatIpv6, Ipv4AddressPool, Ipv6AddressPool, parseIpv6 } from '../../src/ecs-emulator/address-pool.js';
+import { CallLog } from '../../src/ecs-emulator/call-log.js';
+import { parseFaultScript } from '../../src/ecs-emulator/fault-rules.js';
+import {
+  CloudModel,
+  defaultSettings,
+  loadFixtureFile,
+  DEMO_FIXTURE_PATH,
+  parseFixture,
+} from '../../src/ecs-emulator/index.js';
+import { RateLimiter } from '../../src/ecs-emulator/rate-limiter.js';
+
+describe('address pools', () => {
+  it('reserves the first and the last three IPv4 addresses and allocates the lowest free one', () => {
+    const pool = new Ipv4AddressPool('192.168.1.0/24');
+    assert.equal(pool.availableCount, 252);
+    for (const reserved of ['192.168.1.0', '192.168.1.253', '192.168.1.254', '192.168.1.255']) {
+      assert.equal(pool.claim(reserved), 'outside', reserved);
+    }
+    assert.equal(pool.allocateLowest(), '192.168.1.1');
+    assert.equal(pool.claim('192.168.1.3'), 'claimed');
+    assert.equal(pool.claim('192.168.1.3'), 'taken');
+    assert.equal(pool.allocateLowest(), '192.168.1.2');
+    assert.equal(pool.allocateLowest(), '192.168.1.4');
+    pool.release('192.168.1.1');
+    assert.equal(pool.allocateLowest(), '192.168.1.1');
+    assert.equal(pool.availableCount, 252 - 4);
+    const taken: string[] = [];
+    for (let ip = pool.allocateLowest(); ip !== undefined; ip = pool.allocateLowest()) taken.push(ip);
+    assert.equal(taken.at(-1), '192.168.1.252');
+    assert.equal(pool.availableCount, 0);
+  });
+
+  it('formats and parses IPv6 canonically and allocates from offset 1', () => {
+    assert.equal(formatIpv6(parseIpv6('2408:4005:03f2:0a00:0000:0000:0000:0001') ?? 0n), '2408:4005:3f2:a00::1');
+    assert.equal(formatIpv6(parseIpv6('::') ?? 1n), '::');
+    assert.equal(parseIpv6('1::2::3'), undefined);
+    const pool = new Ipv6AddressPool('2408:4005:3f2:a00::/64');
+    assert.equal(pool.allocateLowest(), '2408:4005:3f2:a00::1');
+    assert.equal(pool.claim('2408:4005:3f2:a00::2'), 'claimed');
+    assert.equal(pool.allocateLowest(), '2408:4005:3f2:a00::3');
+    assert.equal(pool.claim('2408:4005:3f2:a01::2'), 'outside');
+    assert.throws(() => new Ipv6AddressPool('2408:4005:3f2:a00::1/64'), /host bits/);
+  });
+});
+
+describe('fault scripts, rate limiter, call log and fixture validation', () => {
+  it('parses every fault script form', () => {
+    assert.deepEqual(parseFaultScript('AttachNetworkInterface next 3 error ServiceUnavailable'), {
+      action: 'AttachNetworkInterface',
+      count: 3,
+      effect: { kind: 'error', code: 'ServiceUnavailable' },
+    });
+    assert.deepEqual(parseFaultScript('* rate 0.25 error Throttling 429'), {
+      action: '*',
+      rate: 0.25,
+      effect: { kind: 'error', code: 'Throttling', status: 429 },
+    });
+    assert.deepEqual(parseFaultScript('CreateNetworkInterface skip 2 next 1 lost InternalError'), {
+      action: 'CreateNetworkInterface',
+      skip: 2,
+      count: 1,
+      effect: { kind: 'lostResponse', code: 'InternalError' },
+    });
+    assert.deepEqual(parseFaultScript('X always lost drop').effect, { kind: 'dropConnection', afterApply: true });
+    assert.deepEqual(parseFaultScript('X next 1 drop').effect, { kind: 'dropConnection', afterApply: false });
+    assert.deepEqual(parseFaultScript('X next 1 delay 2500').effect, { kind: 'delay', ms: 2500 });
+    assert.deepEqual(parseFaultScript('X next 1 attach-fail').effect, { kind: 'attachFailure' });
+    assert.throws(() => parseFaultScript('X next 0 drop'), /next needs/);
+    assert.throws(() => parseFaultScript('X rate 2 drop'), /probability/);
+    assert.throws(() => parseFaultScript('X next 1 error Code 200'), /bad status/);
+  });
+
+  it('refills rate-limit buckets continuously at the per-minute rate', () => {
+    const limiter = new RateLimiter();
+    limiter.configure({ Attach: 60 });
+    for (let i = 0; i < 60; i++) assert.deepEqual(limiter.take({ action: 'Attach', nowMs: 0 }), { allowed: true });
+    assert.deepEqual(limiter.take({ action: 'Attach', nowMs: 0 }), { allowed: false, retryAfterMs: 1000 });
+    assert.deepEqual(limiter.take({ action: 'Attach', nowMs: 1000 }), { allowed: true });
+    assert.deepEqual(limiter.take({ action: 'Other', nowMs: 0 }), { allowed: true });
+  });
+
+  it('keeps the newest entries when the call log is resized', () => {
+    const log = new CallLog(3);
+    for (let i = 0; i < 5; i++) {
+      log.append({
+        time: '',
+        action: `A${i}`,
+        params: {},
+        httpStatus: 200,
+        code: 'Success',
+        requestId: '',
+        latencyMs: 0,
+        applied: true,
+        fault: null,
+      });
+    }
+    assert.deepEqual(
+      log.list().map((entry) => entry.action),
+      ['A2', 'A3', 'A4'],
+    );
+    log.resize(2);
+    assert.deepEqual(
+      log.list().map((entry) => entry.seq),
+      [4, 5],
+    );
+    assert.equal(log.totalRecorded, 5);
+  });
+
+  it("creates the fixture's initial ENIs, attached ones InUse, with their ids, tags and addresses", async () => {
+    const demo = await loadFixtureFile(DEMO_FIXTURE_PATH);
+    const model = CloudModel.fromFixture(
+      {
+        ...demo,
+        networkInterfaces: [
+          {
+            networkInterfaceId: 'eni-preexisting',
+            vSwitchId: 'vsw-bp1emuh00000000000a',
+            securityGroupIds: ['sg-bp1emu00000000000001'],
+            instanceId: 'i-bp1emu00000000000001',
+            secondaryIpCount: 2,
+            ipv6Count: 1,
+            tags: { creator: 'terway' },
+          },
+          { vSwitchId: 'vsw-bp1emui00000000000b', securityGroupIds: ['sg-bp1emu00000000000001'] },
+        ],
+      },
+      { clock: () => 0, limits: defaultSettings().limits, transitionDelays: defaultSettings().transitionDelays },
+    );
+    const inventory = model.inventory();
+    const attached = inventory.networkInterfaces.find((eni) => eni.eniId === 'eni-preexisting');
+    assert.deepEqual(
+      [attached?.status, attached?.instanceId, attached?.deviceIndex, attached?.tags, attached?.secondaryIps.length],
+      ['InUse', 'i-bp1emu00000000000001', 1, { creator: 'terway' }, 2],
+    );
+    assert.equal(inventory.networkInterfaces.filter((eni) => eni.status === 'Available').length, 1);
+    assert.equal(inventory.instances[0]?.eniIds.length, 2);
+  });
+
+  it('reports every fixture problem at once', () => {
+    assert.throws(
+      () =>
+        parseFixture(
+          {
+            regionId: 'r',
+            accessKeys: [{ accessKeyId: 'a' }],
+            vSwitches: [],
+            securityGroups: [],
+            instanceTypes: [],
+            instances: [{ instanceId: 'i', instanceType: 't', vSwitchId: 'v', securityGroupIds: [], status: 'Gone' }],
+          },
+          'test',
+        ),
+      /accessKeys\[0\]\.accessKeySecret.*instances\[0\]\.status/,
+    );
+  });
+});
