@@ -1,0 +1,144 @@
+/**
+ * The Temporal test server: `temporal server start-dev` from the cached CLI (real Temporal server 1.29.1,
+ * in-memory SQLite, Web UI), on loopback ports chosen here.
+ */
+import { join } from 'node:path';
+
+import { Connection } from '@temporalio/client';
+
+import { isToolCached } from './build-tools.js';
+import { reserveFreePorts } from './free-ports.js';
+import { ManagedProcess, describeExit } from './managed-process.js';
+import { pollUntil } from './poll-until.js';
+import { TEST_ENV_VARS } from './test-env-vars.js';
+import type { RunningTestServer, TestServerDefinition, TestServerStartContext } from './test-server.js';
+import { TEMPORAL_CLI } from './tools-config.js';
+
+export const TEMPORAL_TEST_NAMESPACE = 'default';
+
+/**
+ * Custom search attributes registered at start, by name and CLI type. test/support/temporal-env.ts declares
+ * the matching typed keys.
+ */
+export const TEMPORAL_SEARCH_ATTRIBUTES = {
+  NodeName: 'Keyword',
+  InstanceId: 'Keyword',
+  IpamState: 'Keyword',
+} as const;
+
+/**
+ * Dynamic config for the dev server. The version check would call temporal.io (no internet here); the
+ * update settings match what `@temporalio/testing`'s createLocal passes.
+ */
+const DYNAMIC_CONFIG = [
+  'frontend.enableServerVersionCheck=false',
+  'frontend.enableUpdateWorkflowExecution=true',
+  'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+] as const;
+
+const READY_TIMEOUT_MS = 60_000;
+
+async function startTemporalDevServer({ runDir, log }: TestServerStartContext): Promise<RunningTestServer> {
+  if (!(await isToolCached(TEMPORAL_CLI))) {
+    throw new Error(`The Temporal CLI is not built (${TEMPORAL_CLI.binaryPath}). Run \`npm run tools\` first.`);
+  }
+  const [grpcPort, uiPort, httpPort, metricsPort] = await reserveFreePorts(4);
+  if (grpcPort === undefined || uiPort === undefined || httpPort === undefined || metricsPort === undefined) {
+    throw new Error('could not reserve ports for the Temporal dev server');
+  }
+  const address = `127.0.0.1:${grpcPort}`;
+  const uiUrl = `http://127.0.0.1:${uiPort}`;
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(grpcPort),
+    '--ui-port',
+    String(uiPort),
+    '--http-port',
+    String(httpPort),
+    '--metrics-port',
+    String(metricsPort),
+    '--namespace',
+    TEMPORAL_TEST_NAMESPACE,
+    '--log-level',
+    'error',
+    ...Object.entries(TEMPORAL_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ...DYNAMIC_CONFIG.flatMap((setting) => ['--dynamic-config-value', setting]),
+  ];
+  const server = new ManagedProcess({
+    name: 'temporal',
+    command: TEMPORAL_CLI.binaryPath,
+    args,
+    logPath: join(runDir, 'temporal.log'),
+  });
+  try {
+    await server.unlessExited(waitUntilTemporalReady({ address, uiUrl }));
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  log(`temporal: ${address} (Web UI ${uiUrl}), pid ${server.pid}`);
+
+  return {
+    name: 'temporal',
+    env: {
+      [TEST_ENV_VARS.temporalAddress]: address,
+      [TEST_ENV_VARS.temporalNamespace]: TEMPORAL_TEST_NAMESPACE,
+      [TEST_ENV_VARS.temporalUiUrl]: uiUrl,
+    },
+    details: {
+      address,
+      namespace: TEMPORAL_TEST_NAMESPACE,
+      uiUrl,
+      httpApiUrl: `http://127.0.0.1:${httpPort}`,
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+      pid: server.pid,
+      ports: [grpcPort, uiPort, httpPort, metricsPort],
+      logPath: server.logPath,
+    },
+    stop: async () => {
+      await server.stop();
+    },
+    exited: server.exited.then(describeExit),
+  };
+}
+
+/**
+ * Ready means: the frontend answers for the test namespace, the custom search attributes are registered and
+ * the Web UI serves its page.
+ */
+async function waitUntilTemporalReady({ address, uiUrl }: { address: string; uiUrl: string }): Promise<void> {
+  const connection = await pollUntil(() => Connection.connect({ address, connectTimeout: 1000 }), {
+    description: `the Temporal frontend at ${address}`,
+    timeoutMs: READY_TIMEOUT_MS,
+    intervalMs: 200,
+  });
+  try {
+    await pollUntil(
+      async () => {
+        await connection.workflowService.describeNamespace({ namespace: TEMPORAL_TEST_NAMESPACE });
+        const { customAttributes } = await connection.operatorService.listSearchAttributes({
+          namespace: TEMPORAL_TEST_NAMESPACE,
+        });
+        const registered = Object.keys(customAttributes ?? {});
+        return Object.keys(TEMPORAL_SEARCH_ATTRIBUTES).every((name) => registered.includes(name)) ? true : undefined;
+      },
+      { description: `namespace ${TEMPORAL_TEST_NAMESPACE} with its search attributes`, timeoutMs: READY_TIMEOUT_MS },
+    );
+  } finally {
+    await connection.close();
+  }
+  await pollUntil(async () => ((await fetch(uiUrl)).ok ? true : undefined), {
+    description: `the Temporal Web UI at ${uiUrl}`,
+    timeoutMs: READY_TIMEOUT_MS,
+  });
+}
+
+export const temporalDevServer: TestServerDefinition = {
+  name: 'temporal',
+  envVarNames: [TEST_ENV_VARS.temporalAddress, TEST_ENV_VARS.temporalNamespace],
+  start: startTemporalDevServer,
+};

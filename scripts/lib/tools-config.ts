@@ -1,0 +1,92 @@
+/**
+ * Where the test-environment tools live and which versions they are: the one place `npm run tools`,
+ * `npm run testenv` and `scripts/with-testenv.ts` read them from.
+ *
+ * Binaries are cached outside the work tree, keyed by tool and version, so every clone on a machine shares one
+ * build and a new machine builds its own.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (this file is scripts/lib/tools-config.ts). */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `${XDG_CACHE_HOME:-$HOME/.cache}/eniflow`: the root of every cached tool build. */
+export const CACHE_ROOT = join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'eniflow');
+
+/** The Go toolchain command; `GO` overrides it, e.g. `GO=/usr/local/go/bin/go`. */
+export const GO_COMMAND = process.env['GO'] ?? 'go';
+
+/** A tool built from the Go module proxy into its own cache directory. */
+export interface CachedTool {
+  /** Short name used in messages, e.g. `temporal-cli`. */
+  readonly name: string;
+  /** The upstream version the binary is built from. */
+  readonly version: string;
+  /** Directory holding the binary and its build record; its name is the cache key. */
+  readonly cacheDir: string;
+  readonly binaryPath: string;
+}
+
+/**
+ * The Temporal CLI, whose `server start-dev` is the real Temporal server (1.29.1) with the Web UI.
+ * v1.5.1 is the newest tag without replace directives, so the newest `go install` can build (temporal.md §2.1).
+ */
+export const TEMPORAL_CLI = {
+  name: 'temporal-cli',
+  version: 'v1.5.1',
+  goPackage: 'github.com/temporalio/cli/cmd/temporal',
+  cacheDir: join(CACHE_ROOT, 'temporal-cli-v1.5.1'),
+  binaryPath: join(CACHE_ROOT, 'temporal-cli-v1.5.1', 'temporal'),
+} as const satisfies CachedTool & { goPackage: string };
+
+/** The Go module under tools/kube-apiserver that builds kube-apiserver with etcd embedded. */
+export const KUBE_APISERVER_SOURCE_DIR = join(REPO_ROOT, 'tools', 'kube-apiserver');
+
+/** The Kubernetes release the launcher pins (its go.mod must agree; see tools/kube-apiserver/update-go-mod.sh). */
+export const KUBERNETES_VERSION = 'v1.36.3';
+
+const KUBE_APISERVER_BINARY_NAME = 'kube-apiserver-testenv';
+
+/**
+ * The kube-apiserver launcher. Its cache key adds a digest of the launcher's sources (Go files, go.mod, go.sum)
+ * to the Kubernetes version, so editing the launcher builds a new binary instead of reusing a stale one.
+ */
+export function kubeApiserverTool(): CachedTool {
+  const key = `kube-apiserver-${KUBERNETES_VERSION}-${launcherSourceDigest()}`;
+  return {
+    name: 'kube-apiserver',
+    version: KUBERNETES_VERSION,
+    cacheDir: join(CACHE_ROOT, key),
+    binaryPath: join(CACHE_ROOT, key, KUBE_APISERVER_BINARY_NAME),
+  };
+}
+
+function launcherSourceDigest(): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(KUBE_APISERVER_SOURCE_DIR)
+    .filter((file) => file.endsWith('.go') || file === 'go.mod' || file === 'go.sum')
+    .sort();
+  for (const file of files) {
+    hash.update(`${file}\0`);
+    hash.update(readFileSync(join(KUBE_APISERVER_SOURCE_DIR, file)));
+    hash.update('\0');
+  }
+  return hash.digest('hex').slice(0, 12);
+}
+
+/** Name of the record written next to a binary once its build has completed. */
+export const BUILD_RECORD_FILE = 'build-record.json';
+
+/** What {@link BUILD_RECORD_FILE} holds. */
+export interface BuildRecord {
+  readonly tool: string;
+  readonly version: string;
+  readonly goVersion: string;
+  readonly builtAt: string;
+  readonly buildDurationMs: number;
+  readonly command: readonly string[];
+}

@@ -1,0 +1,70 @@
+/**
+ * `tsx scripts/with-testenv.ts <command...>`: runs a command (usually the integration tests) against one set
+ * of test servers shared by every test file.
+ *
+ * Node 20's test runner has no global setup hook and runs each file in its own process, so the servers are
+ * started here, their addresses passed down in ENIFLOW_TEST_* variables, and stopped once the command exits.
+ * A server whose variables are already set (e.g. from `npm run testenv`) is reused and left running.
+ * Exits with the command's exit code; on failure the server logs are kept and their directory printed.
+ */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+
+import { describeError, startTestServers } from './lib/test-servers.js';
+import type { TestServers } from './lib/test-servers.js';
+
+const log = (line: string): void => {
+  console.error(`with-testenv: ${line}`);
+};
+
+const [command, ...args] = process.argv.slice(2);
+if (command === undefined) {
+  log('usage: tsx scripts/with-testenv.ts <command> [args...]');
+  process.exit(2);
+}
+
+// A signal during start-up is acted on once the servers are up: leaving now would orphan half-started servers.
+let interrupted: NodeJS.Signals | undefined;
+const onEarlySignal = (signal: NodeJS.Signals): void => {
+  interrupted = signal;
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onEarlySignal);
+
+let servers: TestServers;
+try {
+  servers = await startTestServers({ log, reuseFrom: process.env });
+} catch (error) {
+  log(describeError(error));
+  process.exit(1);
+}
+if (interrupted !== undefined) {
+  await servers.stop();
+  process.exit(128 + constants.signals[interrupted]);
+}
+
+const child = spawn(command, args, { stdio: 'inherit', env: { ...process.env, ...servers.env } });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.removeListener(signal, onEarlySignal);
+  // Ctrl-C already reaches the command through the terminal's process group; SIGTERM from a supervisor may not.
+  process.on(signal, () => child.kill(signal));
+}
+const exitCode = await new Promise<number>((resolve) => {
+  child.on('error', (error) => {
+    log(`could not run ${command}: ${error.message}`);
+    resolve(127);
+  });
+  child.on('exit', (code, signal) => {
+    resolve(code ?? 128 + (signal === null ? 0 : constants.signals[signal]));
+  });
+});
+
+const keepLogs = exitCode !== 0;
+try {
+  await servers.stop({ keepLogs });
+} catch (error) {
+  log(describeError(error));
+}
+if (keepLogs && servers.servers.some((server) => server.startedHere)) {
+  log(`the command failed (exit code ${exitCode}); server logs kept in ${servers.runDir}`);
+}
+process.exit(exitCode);

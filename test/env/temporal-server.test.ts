@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+
+import { pollUntil } from '../../scripts/lib/poll-until.js';
+import {
+  SEARCH_ATTRIBUTE_KEYS,
+  connectTemporalTestEnv,
+  quietTemporalLogger,
+  uniqueTaskQueue,
+  uniqueWorkflowId,
+} from '../support/temporal-env.js';
+import type { TemporalTestEnv } from '../support/temporal-env.js';
+import { addItemSignal, collectItemsWorkflow, itemsQuery } from './fixtures/collect-items-workflow.js';
+
+const FIXTURE_WORKFLOWS_PATH = fileURLToPath(new URL('./fixtures/collect-items-workflow.ts', import.meta.url));
+
+describe('Temporal dev server', () => {
+  let env: TemporalTestEnv;
+  let workflowBundle: WorkflowBundleWithSourceMap;
+
+  before(async () => {
+    env = await connectTemporalTestEnv();
+    workflowBundle = await bundleWorkflowCode({ workflowsPath: FIXTURE_WORKFLOWS_PATH, logger: quietTemporalLogger });
+  });
+
+  after(async () => {
+    await env.close();
+  });
+
+  async function withWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace,
+      taskQueue,
+      workflowBundle,
+    });
+    return worker.runUntil(body());
+  }
+
+  it('starts a workflow by signal-with-start, delivers a second signal and answers a query', async () => {
+    const taskQueue = uniqueTaskQueue('signal-with-start');
+    await withWorker(taskQueue, async () => {
+      const handle = await env.client.workflow.signalWithStart(collectItemsWorkflow, {
+        workflowId: uniqueWorkflowId('signal-with-start'),
+        taskQueue,
+        args: [{ expectedItemCount: 3 }],
+        signal: addItemSignal,
+        signalArgs: ['first'],
+      });
+      await handle.signal(addItemSignal, 'second');
+
+      // A query sees the signals the worker has processed so far; both arrive, but not necessarily at once.
+      const itemsWhileRunning = await pollUntil(
+        async () => {
+          const items = await handle.query(itemsQuery);
+          return items.length === 2 ? items : undefined;
+        },
+        { description: 'the query to report both signals', timeoutMs: 30_000 },
+      );
+      assert.deepEqual(itemsWhileRunning, ['first', 'second']);
+      assert.equal((await handle.describe()).status.name, 'RUNNING');
+
+      await handle.signal(addItemSignal, 'third');
+      assert.deepEqual(await handle.result(), ['first', 'second', 'third']);
+    });
+  });
+
+  it('finds a workflow by its NodeName search attribute', async () => {
+    const taskQueue = uniqueTaskQueue('search-attribute');
+    const nodeName = `node-${uniqueWorkflowId('sa')}`;
+    await withWorker(taskQueue, async () => {
+      const handle = await env.client.workflow.start(collectItemsWorkflow, {
+        workflowId: uniqueWorkflowId('search-attribute'),
+        taskQueue,
+        args: [{ expectedItemCount: 1 }],
+        typedSearchAttributes: [{ key: SEARCH_ATTRIBUTE_KEYS.nodeName, value: nodeName }],
+      });
+
+      // Visibility is eventually consistent: poll the list query until the new workflow shows up.
+      const found = await pollUntil(
+        async () => {
+          const ids: string[] = [];
+          for await (const execution of env.client.workflow.list({ query: `NodeName = "${nodeName}"` })) {
+            ids.push(execution.workflowId);
+          }
+          return ids.length > 0 ? ids : undefined;
+        },
+        { description: `a workflow with NodeName = "${nodeName}" in visibility`, timeoutMs: 30_000, intervalMs: 250 },
+      );
+      assert.deepEqual(found, [handle.workflowId]);
+
+      const description = await handle.describe();
+      assert.equal(description.typedSearchAttributes.get(SEARCH_ATTRIBUTE_KEYS.nodeName), nodeName);
+
+      await handle.signal(addItemSignal, 'done');
+      assert.deepEqual(await handle.result(), ['done']);
+    });
+  });
+});
