@@ -140,6 +140,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const log = logFor({ eniId: input.eniId });
       const signal = cancellationSignal();
       let sawAttaching = false;
+      let availableStreak = 0;
       for (;;) {
         const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
         const eni = enis?.[0];
@@ -150,7 +151,10 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         heartbeat({ status: eni.status });
         if (eni.status === input.status) return eni.status;
         if (eni.status === 'Attaching') sawAttaching = true;
-        if (input.status === 'InUse' && eni.status === 'Available' && sawAttaching) {
+        availableStreak = eni.status === 'Available' ? availableStreak + 1 : 0;
+        // Back to Available after Attaching, or Available poll after poll, means the attach failed. (A single
+        // Available right after the attach call may just be the cloud not showing the change yet.)
+        if (input.status === 'InUse' && availableStreak > 0 && (sawAttaching || availableStreak >= 3)) {
           throw ApplicationFailure.nonRetryable(
             `ENI ${input.eniId} fell back to Available: attach failed`,
             'EniAttachFailed',

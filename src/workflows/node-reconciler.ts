@@ -260,6 +260,9 @@ export class NodeReconciler {
   async pass(): Promise<void> {
     this.state.reconcileCount += 1;
     this.passesThisRun += 1;
+    // GC requests that arrive while this pass runs are answered by the next pass, not with this one's result.
+    const gcSeq = this.gcRequestSeq;
+    if (this.gcRequested) this.lastGcResult = { releasedIps: [], removedEnis: [], failed: [] };
     let failed = false;
     try {
       failed = await this.reconcile();
@@ -270,9 +273,10 @@ export class NodeReconciler {
     } finally {
       this.state.failureStreak = failed ? this.state.failureStreak + 1 : 0;
       this.lastPassMs = Date.now();
-      // A GC asked for by update is answered even when the pass could not run GC (the result says so).
-      if (this.gcDoneSeq < this.gcRequestSeq) this.gcDoneSeq = this.gcRequestSeq;
-      this.gcRequested = false;
+      // An update asking for GC is answered when the pass ends, after the status write (or when it was skipped).
+      this.gcDoneSeq = Math.max(this.gcDoneSeq, gcSeq);
+      this.gcRequested = this.gcRequestSeq > gcSeq;
+      if (this.gcRequested) this.dirty = true;
     }
   }
 
@@ -690,10 +694,8 @@ export class NodeReconciler {
       this.state.lastGcMs = input.now;
     }
     const gc = await this.executeGc({ enis, instanceId: input.instanceId });
-    if (this.gcRequested) {
-      this.lastGcResult = gc.result;
-      this.gcDoneSeq = this.gcRequestSeq;
-    }
+    // The update that asked for this GC is answered when the pass ends, after the status write.
+    if (this.gcRequested) this.lastGcResult = gc.result;
     return gc;
   }
 

@@ -128,7 +128,11 @@ export class AlibabaEcsApi implements EcsApi {
     if (request.ipv6Count > 0) sdkRequest.ipv6AddressCount = request.ipv6Count;
     const response = await this.call('CreateNetworkInterface', () => this.ecs.createNetworkInterface(sdkRequest));
     const body = response.body;
-    return { requestId: body?.requestId ?? '', eni: cloudEniFrom(body ?? {}) };
+    const eni = cloudEniFrom(body ?? {});
+    // The create response carries no traffic mode (and the type only sometimes): the request decided both.
+    eni.trafficMode = request.trafficMode;
+    if (eni.type === '') eni.type = request.eniType;
+    return { requestId: body?.requestId ?? '', eni };
   }
 
   async attachEni(request: { eniId: string; instanceId: string }): Promise<EcsCallResult> {

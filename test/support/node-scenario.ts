@@ -1,0 +1,303 @@
+/**
+ * End-to-end scenarios of one node: the real Temporal dev server and kube-apiserver of the test run, an ECS
+ * emulator of the test's own, an in-process worker with the real activities, and the objects Terway's control
+ * plane and daemon would have written (core Node, Node CR), plus pods bound to the node.
+ */
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import { pino } from 'pino';
+
+import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
+import type { EcsEmulatorOptions } from '../../src/ecs-emulator/index.js';
+import type { NodeCr, NodeSpec } from '../../src/ipam/index.js';
+import { createEniflowWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker.js';
+import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
+import type { NodeWorkflowState } from '../../src/workflows/messages.js';
+import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
+import type { NodeIpamSettings } from '../../src/workflows/node-reconciler.js';
+import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { DEMO, startEmulatorHarness } from './ecs-emulator.js';
+import type { EmulatorHarness } from './ecs-emulator.js';
+import {
+  createCoreNode,
+  createNodeCr,
+  createPodOnNode,
+  createTestNamespace,
+  deleteNodeCr,
+  deletePodNow,
+  kubeTestClients,
+  readNodeCr,
+  uniqueName,
+} from './kube-env.js';
+import type { KubeTestClients } from './kube-env.js';
+import { connectTemporalTestEnv, uniqueTaskQueue } from './temporal-env.js';
+import type { TemporalTestEnv } from './temporal-env.js';
+
+/** Shared by the scenarios of one test file: connections and the workflow bundle (built once). */
+export interface ScenarioEnv {
+  temporal: TemporalTestEnv;
+  kube: KubeTestClients;
+  bundle: WorkflowBundleWithSourceMap;
+  close(): Promise<void>;
+}
+
+export async function openScenarioEnv(): Promise<ScenarioEnv> {
+  const temporal = await connectTemporalTestEnv();
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return { temporal, kube: kubeTestClients(), bundle, close: () => temporal.close() };
+}
+
+const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+/** Fast settings so scenarios settle in seconds; each test may override. */
+export const TEST_SETTINGS: Partial<NodeIpamSettings> = {
+  minReconcileIntervalMs: 200,
+  gcPeriodMs: 60 * 60_000,
+  idleWakeMs: 2_000,
+  maxFailureBackoffMs: 2_000,
+  eventRepeatMs: 60_000,
+};
+
+/** Node CR spec of a demo instance, as Terway's control plane and daemon write it. */
+export function demoNodeSpec(input: {
+  instance: 'large-h' | 'erdma-i';
+  dualStack?: boolean;
+  erdma?: boolean;
+  pool?: { minPoolSize: number; maxPoolSize: number };
+  vSwitchIds?: string[];
+}): NodeSpec {
+  const large = input.instance === 'large-h';
+  const adapters = large ? 3 : 4;
+  const perAdapter = large ? 6 : 15;
+  const flavor: NonNullable<NodeSpec['flavor']> = [];
+  let secondary = adapters - 1;
+  if (input.erdma === true) {
+    flavor.push({ networkInterfaceType: 'Secondary', networkInterfaceTrafficMode: 'HighPerformance', count: 1 });
+    secondary -= 1;
+  }
+  flavor.push({ networkInterfaceType: 'Secondary', networkInterfaceTrafficMode: 'Standard', count: secondary });
+  return {
+    nodeMetadata: {
+      regionID: DEMO.regionId,
+      instanceType: large ? 'ecs.g7.large' : 'ecs.g8ae.2xlarge',
+      instanceID: large ? DEMO.instanceLargeH : DEMO.instanceErdmaI,
+      zoneID: large ? DEMO.zoneH : DEMO.zoneI,
+    },
+    nodeCap: {
+      adapters,
+      totalAdapters: adapters,
+      ipv4PerAdapter: perAdapter,
+      ipv6PerAdapter: perAdapter,
+      eriQuantity: input.erdma === true ? 1 : 0,
+    },
+    eni: {
+      enableIPv4: true,
+      enableIPv6: input.dualStack === true,
+      enableERDMA: input.erdma === true,
+      enableTrunk: false,
+      vSwitchOptions: input.vSwitchIds ?? [large ? DEMO.vSwitchH : DEMO.vSwitchI],
+      securityGroupIDs: [DEMO.securityGroup],
+      vSwitchSelectPolicy: 'ordered',
+      tag: { 'k8s.aliyun.com': 'true' },
+    },
+    pool: input.pool ?? { minPoolSize: 1, maxPoolSize: 3 },
+    flavor,
+  };
+}
+
+/** One node under test, with its own emulator, worker, task queue, namespace and names. */
+export interface NodeScenario {
+  nodeName: string;
+  namespace: string;
+  taskQueue: string;
+  emulator: EmulatorHarness;
+  worker: { stop(): Promise<void>; restart(): Promise<void> };
+  workflow: WorkflowHandle<typeof nodeIpamWorkflow>;
+  /** Starts (or signals) the node's workflow as the watcher does. */
+  signal(reason?: string): Promise<void>;
+  createPods(names: readonly string[], options?: { erdma?: boolean }): Promise<void>;
+  deletePods(names: readonly string[]): Promise<void>;
+  readCr(): Promise<NodeCr>;
+  /** Polls the CR until `check` returns a value. */
+  waitForCr<T>(description: string, check: (cr: NodeCr) => T | undefined, timeoutMs?: number): Promise<T>;
+  state(): Promise<NodeWorkflowState>;
+  close(): Promise<void>;
+}
+
+/** Pod ids bound in the CR, per family: `ns/name → { ipv4, ipv6, eniId }`. */
+export function bindingsOf(cr: NodeCr): Map<string, { ipv4?: string; ipv6?: string; eniId: string }> {
+  const out = new Map<string, { ipv4?: string; ipv6?: string; eniId: string }>();
+  for (const eni of Object.values(cr.status?.networkInterfaces ?? {})) {
+    for (const family of ['ipv4', 'ipv6'] as const) {
+      for (const entry of Object.values(eni[family] ?? {})) {
+        if (entry.podID === undefined || entry.podID === '') continue;
+        const binding = out.get(entry.podID) ?? { eniId: eni.id };
+        binding[family] = entry.ip;
+        out.set(entry.podID, binding);
+      }
+    }
+  }
+  return out;
+}
+
+export async function startNodeScenario(
+  env: ScenarioEnv,
+  input: {
+    name: string;
+    spec: NodeSpec;
+    settings?: Partial<NodeIpamSettings>;
+    emulator?: EcsEmulatorOptions;
+    coreNodeReady?: boolean;
+  },
+): Promise<NodeScenario> {
+  const nodeName = uniqueName(input.name);
+  const namespace = await createTestNamespace(env.kube, input.name);
+  const taskQueue = uniqueTaskQueue(input.name);
+  const emulator = await startEmulatorHarness(input.emulator ?? {});
+  const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+  await createCoreNode(env.kube, {
+    name: nodeName,
+    conditions: [
+      {
+        type: 'Ready',
+        status: input.coreNodeReady === false ? 'False' : 'True',
+        reason: 'KubeletReady',
+        message: 'test node',
+        lastHeartbeatTime: new Date(),
+        lastTransitionTime: new Date(),
+      },
+    ],
+  });
+  await createNodeCr(env.kube, { name: nodeName, spec: input.spec });
+
+  const startWorker = async () => {
+    const worker = await createEniflowWorker({
+      connection: env.temporal.nativeConnection,
+      namespace: env.temporal.namespace,
+      taskQueue,
+      ecs: new AlibabaEcsApi({
+        connection: {
+          regionId: emulator.emulator.regionId,
+          ecsEndpoint: emulator.emulator.endpoint,
+          vpcEndpoint: emulator.emulator.endpoint,
+          protocol: 'http',
+          accessKey: { accessKeyId: emulator.emulator.accessKeyId, accessKeySecret: emulator.emulator.accessKeySecret },
+          readTimeoutMs: 5_000,
+        },
+      }),
+      kubeConfig: env.kube.kubeConfig,
+      logger,
+      eniPollIntervalMs: 20,
+      workflowBundle: env.bundle,
+    });
+    const running = worker.run();
+    return {
+      worker,
+      stop: async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+      },
+    };
+  };
+  let current: Awaited<ReturnType<typeof startWorker>> | undefined = await startWorker();
+  const workflowId = nodeWorkflowId(nodeName);
+  const workflow = env.temporal.client.workflow.getHandle<typeof nodeIpamWorkflow>(workflowId);
+  const settings = { ...TEST_SETTINGS, ...input.settings };
+
+  const scenario: NodeScenario = {
+    nodeName,
+    namespace,
+    taskQueue,
+    emulator,
+    workflow,
+    worker: {
+      stop: async () => {
+        await current?.stop();
+        current = undefined;
+      },
+      restart: async () => {
+        await current?.stop();
+        current = await startWorker();
+      },
+    },
+    async signal(reason = 'test') {
+      await env.temporal.client.workflow.signalWithStart<typeof nodeIpamWorkflow, [{ reason: string }]>(
+        NODE_WORKFLOW_TYPE,
+        {
+          workflowId,
+          taskQueue,
+          args: [{ nodeName, settings }],
+          signal: reconcileSignal,
+          signalArgs: [{ reason }],
+        },
+      );
+    },
+    async createPods(names, options = {}) {
+      for (const name of names) {
+        if (options.erdma !== true) {
+          await createPodOnNode(env.kube, { namespace, name, nodeName });
+          continue;
+        }
+        await env.kube.core.createNamespacedPod({
+          namespace,
+          body: {
+            metadata: { name },
+            spec: {
+              nodeName,
+              containers: [
+                {
+                  name: 'main',
+                  image: 'registry.invalid/eniflow-test:none',
+                  resources: { limits: { 'aliyun/erdma': '1' } },
+                },
+              ],
+            },
+          },
+        });
+      }
+    },
+    async deletePods(names) {
+      for (const name of names) await deletePodNow(env.kube, { namespace, name });
+    },
+    readCr: () => readNodeCr(env.kube, nodeName),
+    async waitForCr(description, check, timeoutMs = 60_000) {
+      try {
+        return await pollUntil(async () => check(await readNodeCr(env.kube, nodeName)), {
+          description: `${nodeName}: ${description}`,
+          timeoutMs,
+          intervalMs: 100,
+        });
+      } catch (error) {
+        // What the node looked like when the wait gave up: the first thing anyone debugging this needs.
+        const cr = await readNodeCr(env.kube, nodeName).catch(() => undefined);
+        const state = await workflow.query(stateQuery).catch(() => undefined);
+        throw new Error(
+          `${error instanceof Error ? error.message : String(error)}\nCR status: ${JSON.stringify(cr?.status)}\n` +
+            `workflow state: ${JSON.stringify(state)}`,
+          { cause: error },
+        );
+      }
+    },
+    state: () => workflow.query(stateQuery),
+    async close() {
+      try {
+        await workflow.terminate('test finished');
+      } catch {
+        // Already ended (or never started).
+      }
+      await current?.stop();
+      await deleteNodeCr(env.kube, nodeName);
+      await emulator.close();
+    },
+  };
+  return scenario;
+}

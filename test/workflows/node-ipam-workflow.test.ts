@@ -1,0 +1,276 @@
+/**
+ * The node workflow end to end: real Temporal dev server, real kube-apiserver, the ECS emulator through the real
+ * SDK. Each test asserts the CR status, the emulator's inventory and its call log.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { countIdleIps } from '../../src/ipam/index.js';
+import type { NodeCr } from '../../src/ipam/index.js';
+import { gcSignal, gcUpdate, resyncSignal } from '../../src/workflows/messages.js';
+import { DEMO } from '../support/ecs-emulator.js';
+import { bindingsOf, demoNodeSpec, openScenarioEnv, startNodeScenario } from '../support/node-scenario.js';
+import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
+
+let env: ScenarioEnv;
+before(async () => {
+  env = await openScenarioEnv();
+});
+after(async () => {
+  await env.close();
+});
+
+const podNames = (count: number, prefix = 'pod'): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+
+function allBound(scenario: NodeScenario, names: readonly string[]) {
+  return (cr: NodeCr) => {
+    const bindings = bindingsOf(cr);
+    return names.every((name) => bindings.has(`${scenario.namespace}/${name}`)) ? bindings : undefined;
+  };
+}
+
+async function withScenario(
+  input: Parameters<typeof startNodeScenario>[1],
+  test: (scenario: NodeScenario) => Promise<void>,
+): Promise<void> {
+  const scenario = await startNodeScenario(env, input);
+  try {
+    await test(scenario);
+  } finally {
+    await scenario.close();
+  }
+}
+
+describe('node IPAM workflow', () => {
+  it('gives five pods on a new node an IP each from a created and attached ENI, leaving minPoolSize idle', async () => {
+    await withScenario(
+      { name: 'new-node', spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 1, maxPoolSize: 3 } }) },
+      async (scenario) => {
+        const pods = podNames(5);
+        await scenario.createPods(pods);
+        await scenario.signal('pods-created');
+        const bindings = await scenario.waitForCr('5 pods bound', allBound(scenario, pods));
+        const cr = await scenario.readCr();
+        const enis = Object.values(cr.status?.networkInterfaces ?? {});
+        assert.equal(enis.length, 1, 'one ENI holds five pods plus the minimum pool');
+        const [eni] = enis;
+        assert.equal(eni?.status, 'InUse');
+        assert.equal(eni?.vSwitchID, DEMO.vSwitchH);
+        assert.equal(eni?.ipv4CIDR, '10.10.0.0/20');
+        assert.equal(Object.keys(eni?.ipv4 ?? {}).length, 6);
+        assert.equal(new Set([...bindings.values()].map((b) => b.ipv4)).size, 5, 'five distinct addresses');
+        assert.equal(countIdleIps({ enis: cr.status?.networkInterfaces ?? {}, family: 'ipv4' }), 1);
+        assert.match(cr.status?.lastSyncOpenAPITime ?? '', /^\d{4}-\d\d-\d\dT/);
+
+        const inventory = await scenario.emulator.emulator.admin.inventory();
+        const cloudEni = inventory.networkInterfaces.find((e) => e.eniId === eni?.id);
+        assert.equal(cloudEni?.status, 'InUse');
+        assert.equal(cloudEni?.instanceId, DEMO.instanceLargeH);
+        assert.equal(cloudEni?.tags['eniflow.io/node'], scenario.nodeName);
+        assert.deepEqual(
+          [cloudEni?.primaryIp, ...(cloudEni?.secondaryIps ?? [])].sort(),
+          Object.keys(eni?.ipv4 ?? {}).sort(),
+          'the CR holds exactly the cloud addresses',
+        );
+        const calls = await scenario.emulator.emulator.admin.calls({});
+        assert.equal(calls.filter((c) => c.action === 'CreateNetworkInterface').length, 1);
+        assert.equal(calls.filter((c) => c.action === 'AttachNetworkInterface').length, 1);
+        const state = await scenario.state();
+        assert.equal(state.ipamState, 'Ready');
+        assert.equal(state.pods.withIp, 5);
+        assert.deepEqual(state.pendingOperations, []);
+      },
+    );
+  });
+
+  it('unbinds IPs of deleted pods and, on a gc update, releases idle IPs above maxPoolSize in the cloud', async () => {
+    await withScenario(
+      { name: 'shrink', spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 0, maxPoolSize: 1 } }) },
+      async (scenario) => {
+        const pods = podNames(5);
+        await scenario.createPods(pods);
+        await scenario.signal();
+        await scenario.waitForCr('5 pods bound', allBound(scenario, pods));
+        await scenario.deletePods(pods.slice(0, 4));
+        await scenario.signal('pods-deleted');
+        await scenario.waitForCr('4 pods unbound', (cr) => (bindingsOf(cr).size === 1 ? true : undefined));
+        const result = await scenario.workflow.executeUpdate(gcUpdate);
+        const released = result.releasedIps.flatMap((r) => r.ips);
+        // Five addresses, one bound: four idle with the primary among them; maxPoolSize 1 → three secondaries go.
+        assert.equal(released.length, 3);
+        assert.deepEqual(result.failed, []);
+        const cr = await scenario.readCr();
+        assert.equal(countIdleIps({ enis: cr.status?.networkInterfaces ?? {}, family: 'ipv4' }), 1);
+        const inventory = await scenario.emulator.emulator.admin.inventory();
+        const cloudIps = inventory.networkInterfaces
+          .filter((e) => e.instanceId === DEMO.instanceLargeH && e.type === 'Secondary')
+          .flatMap((e) => [e.primaryIp, ...e.secondaryIps]);
+        for (const ip of released) assert.ok(!cloudIps.includes(ip), `${ip} was unassigned in the cloud`);
+        const calls = await scenario.emulator.emulator.admin.calls({ action: 'UnassignPrivateIpAddresses' });
+        assert.equal(calls.length, 1);
+      },
+    );
+  });
+
+  it('dual-stack: every pod gets an IPv4 and an IPv6 of the same ENI', async () => {
+    await withScenario(
+      {
+        name: 'dual',
+        spec: demoNodeSpec({ instance: 'large-h', dualStack: true, pool: { minPoolSize: 0, maxPoolSize: 5 } }),
+      },
+      async (scenario) => {
+        const pods = podNames(4);
+        await scenario.createPods(pods);
+        await scenario.signal();
+        const bindings = await scenario.waitForCr('4 dual-stack pods bound', (cr) => {
+          const found = bindingsOf(cr);
+          return [...found.values()].filter((b) => b.ipv4 !== undefined && b.ipv6 !== undefined).length === 4
+            ? found
+            : undefined;
+        });
+        const cr = await scenario.readCr();
+        for (const [pod, binding] of bindings) {
+          const eni = cr.status?.networkInterfaces?.[binding.eniId];
+          assert.ok(eni?.ipv4?.[binding.ipv4 ?? '']?.podID === pod, `${pod} IPv4 on ${binding.eniId}`);
+          assert.ok(eni?.ipv6?.[binding.ipv6 ?? '']?.podID === pod, `${pod} IPv6 on the same ENI`);
+          assert.match(binding.ipv6 ?? '', /^2408:4005:3f2:a00:/);
+        }
+      },
+    );
+  });
+
+  it('an ERDMA pod gets its IP from a HighPerformance ENI and other pods never do', async () => {
+    await withScenario(
+      {
+        name: 'erdma',
+        spec: demoNodeSpec({ instance: 'erdma-i', erdma: true, pool: { minPoolSize: 0, maxPoolSize: 5 } }),
+      },
+      async (scenario) => {
+        await scenario.createPods(['rdma-0'], { erdma: true });
+        await scenario.createPods(['plain-0', 'plain-1']);
+        await scenario.signal();
+        const bindings = await scenario.waitForCr('3 pods bound', allBound(scenario, ['rdma-0', 'plain-0', 'plain-1']));
+        const cr = await scenario.readCr();
+        const modeOf = (pod: string) =>
+          cr.status?.networkInterfaces?.[bindings.get(`${scenario.namespace}/${pod}`)?.eniId ?? '']
+            ?.networkInterfaceTrafficMode;
+        assert.equal(modeOf('rdma-0'), 'HighPerformance');
+        assert.equal(modeOf('plain-0'), 'Standard');
+        assert.equal(modeOf('plain-1'), 'Standard');
+      },
+    );
+  });
+
+  it('deletes the ENI when attach fails for good, then serves the pods from a new one', async () => {
+    await withScenario({ name: 'attach-fail', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      await scenario.emulator.emulator.admin.addFaults(['AttachNetworkInterface next 1 attach-fail']);
+      await scenario.createPods(['a', 'b']);
+      await scenario.signal();
+      const bindings = await scenario.waitForCr('2 pods bound', allBound(scenario, ['a', 'b']));
+      const creates = await scenario.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' });
+      assert.equal(creates.length, 2, 'the failed ENI was replaced');
+      const deletes = await scenario.emulator.emulator.admin.calls({ action: 'DeleteNetworkInterface' });
+      assert.equal(deletes.length, 1, 'the ENI whose attach failed was deleted');
+      const inventory = await scenario.emulator.emulator.admin.inventory();
+      const ours = inventory.networkInterfaces.filter((e) => e.tags['eniflow.io/node'] === scenario.nodeName);
+      assert.deepEqual(
+        ours.map((e) => e.eniId),
+        [[...bindings.values()][0]?.eniId],
+        'only the ENI in the CR exists in the cloud',
+      );
+      const state = await scenario.state();
+      assert.ok(state.lastErrors.some((e) => e.type === 'EniAttachFailed'));
+    });
+  });
+
+  it('records the ENI Deleting when attach and delete both fail, and a later GC removes it', async () => {
+    await withScenario({ name: 'leak-guard', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      const admin = scenario.emulator.emulator.admin;
+      await admin.addFaults([
+        'AttachNetworkInterface next 1 attach-fail',
+        'DeleteNetworkInterface always error Forbidden.RAM 403',
+      ]);
+      await scenario.createPods(['a']);
+      await scenario.signal();
+      const stuck = await scenario.waitForCr('an ENI recorded Deleting', (cr) =>
+        Object.values(cr.status?.networkInterfaces ?? {}).find((eni) => eni.status === 'Deleting'),
+      );
+      const inCloud = (await admin.inventory()).networkInterfaces.find((e) => e.eniId === stuck.id);
+      assert.ok(inCloud !== undefined, 'the ENI still exists in the cloud: the CR is what remembers it');
+      await admin.clearFaults();
+      await scenario.workflow.signal(gcSignal);
+      await scenario.waitForCr('the stuck ENI removed', (cr) =>
+        cr.status?.networkInterfaces?.[stuck.id] === undefined ? true : undefined,
+      );
+      assert.equal(
+        (await admin.inventory()).networkInterfaces.find((e) => e.eniId === stuck.id),
+        undefined,
+        'and deleted in the cloud',
+      );
+      await scenario.waitForCr('the pod bound', allBound(scenario, ['a']));
+    });
+  });
+
+  it('a lost create response does not create a second ENI', async () => {
+    await withScenario({ name: 'lost-create', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      await scenario.emulator.emulator.admin.addFaults(['CreateNetworkInterface next 1 lost ServiceUnavailable 503']);
+      await scenario.createPods(['a', 'b']);
+      await scenario.signal();
+      await scenario.waitForCr('2 pods bound', allBound(scenario, ['a', 'b']));
+      const creates = await scenario.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' });
+      assert.equal(creates.length, 2, 'the create was retried once');
+      const inventory = await scenario.emulator.emulator.admin.inventory();
+      const ours = inventory.networkInterfaces.filter((e) => e.tags['eniflow.io/node'] === scenario.nodeName);
+      assert.equal(ours.length, 1, 'the retry got the same ENI back (ClientToken)');
+    });
+  });
+
+  it('a lost assign response does not assign the addresses twice', async () => {
+    await withScenario(
+      { name: 'lost-assign', spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 0, maxPoolSize: 10 } }) },
+      async (scenario) => {
+        await scenario.createPods(['a']);
+        await scenario.signal();
+        await scenario.waitForCr('first pod bound', allBound(scenario, ['a']));
+        await scenario.emulator.emulator.admin.addFaults(['AssignPrivateIpAddresses next 1 lost drop']);
+        await scenario.createPods(['b', 'c']);
+        await scenario.signal();
+        await scenario.waitForCr('3 pods bound', allBound(scenario, ['a', 'b', 'c']));
+        const cr = await scenario.readCr();
+        const inventory = await scenario.emulator.emulator.admin.inventory();
+        const [eni] = Object.values(cr.status?.networkInterfaces ?? {});
+        const cloudEni = inventory.networkInterfaces.find((e) => e.eniId === eni?.id);
+        assert.equal(cloudEni?.secondaryIps.length, 2, 'two secondaries, not four');
+        assert.deepEqual(
+          [cloudEni?.primaryIp, ...(cloudEni?.secondaryIps ?? [])].sort(),
+          Object.keys(eni?.ipv4 ?? {}).sort(),
+        );
+      },
+    );
+  });
+
+  it('answers the state query and resyncs on demand', async () => {
+    await withScenario({ name: 'query', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      await scenario.createPods(['a']);
+      await scenario.signal();
+      await scenario.waitForCr('pod bound', allBound(scenario, ['a']));
+      const before = await scenario.emulator.emulator.admin.calls({ action: 'DescribeNetworkInterfaces' });
+      await scenario.workflow.signal(resyncSignal);
+      const describes = await pollUntil(
+        async () => {
+          const calls = await scenario.emulator.emulator.admin.calls({ action: 'DescribeNetworkInterfaces' });
+          return calls.length > before.length ? calls.length : undefined;
+        },
+        { description: 'a resync', timeoutMs: 30_000 },
+      );
+      assert.ok(describes > before.length);
+      const state = await scenario.state();
+      assert.equal(state.nodeName, scenario.nodeName);
+      assert.equal(state.instanceId, DEMO.instanceLargeH);
+      assert.equal(state.pods.total, 1);
+      assert.ok(state.reconcileCount >= 2);
+      assert.ok(state.signalsReceived >= 1);
+    });
+  });
+});
