@@ -26,6 +26,11 @@ export interface KubeActivityDeps {
   logger: Logger;
   /** Name of the component in Events (`source.component`, `reportingController`). */
   component?: string;
+  /**
+   * Called before each status replace with the attempt number: the seam through which tests let a concurrent
+   * writer (Terway's daemon, an operator) change the CR between our read and our write.
+   */
+  beforeStatusReplace?: (attempt: number) => Promise<void>;
 }
 
 /** What the workflow reads about its node at the start of each pass: plain JSON, small. */
@@ -203,6 +208,7 @@ export function createKubeActivities(deps: KubeActivityDeps) {
           if (value === undefined) delete status[key];
           else status[key] = value;
         }
+        await deps.beforeStatusReplace?.(attempt);
         try {
           const written = (await custom.replaceClusterCustomObjectStatus({
             ...crRef(input.nodeName),

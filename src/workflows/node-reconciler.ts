@@ -471,12 +471,8 @@ export class NodeReconciler {
         uid: input.uid,
       });
     }
-    this.ipamState =
-      pending > 0 && plan.unmetDemand.normal + plan.unmetDemand.erdma > 0
-        ? 'InsufficientIP'
-        : failed
-          ? 'Error'
-          : 'Ready';
+    const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || outcome.anyVSwitchExhausted;
+    this.ipamState = pending > 0 && short ? 'InsufficientIP' : failed ? 'Error' : 'Ready';
     return failed;
   }
 

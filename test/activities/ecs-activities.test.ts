@@ -3,7 +3,6 @@
  * MockActivityEnvironment provides the activity context (heartbeats, cancellation); nothing else is mocked.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 
 import { ApplicationFailure } from '@temporalio/common';
@@ -14,9 +13,7 @@ import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
 import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
 import { createEcsActivities } from '../../src/activities/ecs-activities.js';
 import type { EcsActivities } from '../../src/activities/ecs-activities.js';
-import { DEMO_FIXTURE_PATH } from '../../src/ecs-emulator/index.js';
-import type { EmulatorFixture } from '../../src/ecs-emulator/index.js';
-import { DEMO, startEmulatorHarness } from '../support/ecs-emulator.js';
+import { DEMO, demoFixtureWithTinyVSwitch, startEmulatorHarness } from '../support/ecs-emulator.js';
 import type { EmulatorHarness } from '../support/ecs-emulator.js';
 
 let harness: EmulatorHarness;
@@ -38,17 +35,8 @@ async function failureOf(call: () => Promise<unknown>): Promise<ApplicationFailu
   assert.fail('expected the activity to fail');
 }
 
-/** The demo fixture with the small zone-h vSwitch cut down to a /29: 8 − 4 reserved = 4 addresses. */
-async function tinyVSwitchFixture(): Promise<EmulatorFixture> {
-  const fixture = JSON.parse(await readFile(DEMO_FIXTURE_PATH, 'utf8')) as EmulatorFixture & {
-    vSwitches: { vSwitchId: string; cidrBlock: string }[];
-  };
-  for (const vsw of fixture.vSwitches) if (vsw.vSwitchId === DEMO.vSwitchHSmall) vsw.cidrBlock = '10.10.16.0/29';
-  return fixture;
-}
-
 before(async () => {
-  harness = await startEmulatorHarness({ fixture: await tinyVSwitchFixture() });
+  harness = await startEmulatorHarness({ fixture: await demoFixtureWithTinyVSwitch() });
 });
 after(async () => {
   await harness.close();

@@ -1,8 +1,10 @@
+import { readFile } from 'node:fs/promises';
+
 import Ecs, * as $Ecs from '@alicloud/ecs20140526';
 import * as $OpenApi from '@alicloud/openapi-core';
 import Vpc from '@alicloud/vpc20160428';
-import { startEcsEmulator } from '../../src/ecs-emulator/index.js';
-import type { EcsEmulator, EcsEmulatorOptions } from '../../src/ecs-emulator/index.js';
+import { DEMO_FIXTURE_PATH, startEcsEmulator } from '../../src/ecs-emulator/index.js';
+import type { EcsEmulator, EcsEmulatorOptions, EmulatorFixture } from '../../src/ecs-emulator/index.js';
 
 /** Ids of the demo fixture (src/ecs-emulator/fixtures/demo.json) that tests refer to. */
 export const DEMO = {
@@ -116,4 +118,13 @@ export async function captureError(call: () => Promise<unknown>): Promise<Captur
     return error as CapturedError;
   }
   throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** The demo fixture with the small zone-h vSwitch cut down to a /29: 8 − 4 reserved = 4 addresses. */
+export async function demoFixtureWithTinyVSwitch(): Promise<EmulatorFixture> {
+  const fixture = JSON.parse(await readFile(DEMO_FIXTURE_PATH, 'utf8')) as EmulatorFixture & {
+    vSwitches: { vSwitchId: string; cidrBlock: string }[];
+  };
+  for (const vsw of fixture.vSwitches) if (vsw.vSwitchId === DEMO.vSwitchHSmall) vsw.cidrBlock = '10.10.16.0/29';
+  return fixture;
 }

@@ -8,9 +8,16 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
 
+import { mkdir, writeFile } from 'node:fs/promises';
+
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+
 import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
 import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
 import type { EcsEmulatorOptions } from '../../src/ecs-emulator/index.js';
+import { NODE_CR_FINALIZER } from '../../src/ipam/index.js';
 import type { NodeCr, NodeSpec } from '../../src/ipam/index.js';
 import { createEniflowWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker.js';
 import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
@@ -28,6 +35,7 @@ import {
   deleteNodeCr,
   deletePodNow,
   kubeTestClients,
+  NODE_CR_RESOURCE,
   readNodeCr,
   uniqueName,
 } from './kube-env.js';
@@ -122,6 +130,8 @@ export interface NodeScenario {
   emulator: EmulatorHarness;
   worker: { stop(): Promise<void>; restart(): Promise<void> };
   workflow: WorkflowHandle<typeof nodeIpamWorkflow>;
+  /** Environment of a worker process (`src/worker/main.ts`) serving this scenario's task queue. */
+  workerProcessEnv(): NodeJS.ProcessEnv;
   /** Starts (or signals) the node's workflow as the watcher does. */
   signal(reason?: string): Promise<void>;
   createPods(names: readonly string[], options?: { erdma?: boolean }): Promise<void>;
@@ -157,6 +167,9 @@ export async function startNodeScenario(
     settings?: Partial<NodeIpamSettings>;
     emulator?: EcsEmulatorOptions;
     coreNodeReady?: boolean;
+    /** Start an in-process worker (default); false leaves it to the test (e.g. a worker process to kill). */
+    inProcessWorker?: boolean;
+    finalizer?: boolean;
   },
 ): Promise<NodeScenario> {
   const nodeName = uniqueName(input.name);
@@ -178,6 +191,12 @@ export async function startNodeScenario(
     ],
   });
   await createNodeCr(env.kube, { name: nodeName, spec: input.spec });
+  if (input.finalizer === true) {
+    await env.kube.customObjects.patchClusterCustomObject(
+      { ...NODE_CR_RESOURCE, name: nodeName, body: { metadata: { finalizers: [NODE_CR_FINALIZER] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
 
   const startWorker = async () => {
     const worker = await createEniflowWorker({
@@ -208,7 +227,8 @@ export async function startNodeScenario(
       },
     };
   };
-  let current: Awaited<ReturnType<typeof startWorker>> | undefined = await startWorker();
+  let current: Awaited<ReturnType<typeof startWorker>> | undefined =
+    input.inProcessWorker === false ? undefined : await startWorker();
   const workflowId = nodeWorkflowId(nodeName);
   const workflow = env.temporal.client.workflow.getHandle<typeof nodeIpamWorkflow>(workflowId);
   const settings = { ...TEST_SETTINGS, ...input.settings };
@@ -219,6 +239,20 @@ export async function startNodeScenario(
     taskQueue,
     emulator,
     workflow,
+    workerProcessEnv: () => ({
+      ...process.env,
+      TEMPORAL_ADDRESS: env.temporal.address,
+      TEMPORAL_NAMESPACE: env.temporal.namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      ECS_REGION_ID: emulator.emulator.regionId,
+      ECS_ENDPOINT: emulator.emulator.endpoint,
+      ECS_PROTOCOL: 'http',
+      ALIBABA_CLOUD_ACCESS_KEY_ID: emulator.emulator.accessKeyId,
+      ALIBABA_CLOUD_ACCESS_KEY_SECRET: emulator.emulator.accessKeySecret,
+      KUBECONFIG: requireTestEnvVar(TEST_ENV_VARS.kubeconfig),
+      ENI_POLL_INTERVAL_MS: '20',
+      LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
+    }),
     worker: {
       stop: async () => {
         await current?.stop();
@@ -289,6 +323,7 @@ export async function startNodeScenario(
     },
     state: () => workflow.query(stateQuery),
     async close() {
+      await recordHistoryIfAsked({ workflow, name: input.name });
       try {
         await workflow.terminate('test finished');
       } catch {
@@ -300,4 +335,18 @@ export async function startNodeScenario(
     },
   };
   return scenario;
+}
+
+/** Where replay tests find recorded histories (test/replay/replay.test.ts). */
+export const HISTORIES_DIR = new URL('../replay/histories/', import.meta.url);
+
+/**
+ * With ENIFLOW_RECORD_HISTORIES=1, saves the scenario's workflow history as JSON for the replay tests: every
+ * recorded scenario must keep replaying against the current workflow code.
+ */
+export async function recordHistoryIfAsked(input: { workflow: WorkflowHandle; name: string }): Promise<void> {
+  if (process.env['ENIFLOW_RECORD_HISTORIES'] !== '1') return;
+  const history = await input.workflow.fetchHistory();
+  await mkdir(HISTORIES_DIR, { recursive: true });
+  await writeFile(new URL(`${input.name}.json`, HISTORIES_DIR), `${historyToJSON(history)}\n`);
 }

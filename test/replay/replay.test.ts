@@ -1,0 +1,45 @@
+/**
+ * Determinism guard: the recorded histories of the workflow scenarios (test/replay/histories/, recorded with
+ * `ENIFLOW_RECORD_HISTORIES=1 npm run test:integration`) must replay against the current workflow code. A change
+ * that breaks one needs `patched()` (or a new recording, when no such workflow can be running anywhere).
+ */
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { before, describe, it } from 'node:test';
+
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+
+import { WORKFLOWS_PATH } from '../../src/worker/create-worker.js';
+
+const HISTORIES = new URL('./histories/', import.meta.url);
+const files = (await readdir(HISTORIES)).filter((file) => file.endsWith('.json')).sort();
+
+let bundle: WorkflowBundleWithSourceMap;
+before(async () => {
+  bundle = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: {
+      log: () => undefined,
+      trace: () => undefined,
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+    },
+  });
+});
+
+describe('workflow replay', () => {
+  it('has recorded histories to replay', () => {
+    assert.ok(files.length >= 8, `only ${files.length} histories in test/replay/histories`);
+  });
+  for (const file of files) {
+    it(`replays ${file}`, async () => {
+      const history = historyFromJSON(JSON.parse(await readFile(new URL(file, HISTORIES), 'utf8')) as unknown);
+      assert.ok((history.events?.length ?? 0) > 3, 'a real history, not an empty one');
+      await Worker.runReplayHistory({ workflowBundle: bundle }, history, `replay-${file}`);
+    });
+  }
+});

@@ -1,0 +1,214 @@
+/**
+ * Durability and failure scenarios of the node workflow: an exhausted vSwitch, a worker killed mid create-attach,
+ * continue-as-new, and the deletion of the node. Real servers, the emulator over the SDK, nothing mocked.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+
+import { pollUntil } from '../../scripts/lib/poll-until.js';
+import type { NodeCr } from '../../src/ipam/index.js';
+import { reconcileSignal } from '../../src/workflows/messages.js';
+import { NODE_NAME_SEARCH_ATTRIBUTE } from '../../src/workflows/workflow-ids.js';
+import { DEMO, demoFixtureWithTinyVSwitch } from '../support/ecs-emulator.js';
+import { deleteNodeCr } from '../support/kube-env.js';
+import {
+  bindingsOf,
+  demoNodeSpec,
+  openScenarioEnv,
+  recordHistoryIfAsked,
+  startNodeScenario,
+} from '../support/node-scenario.js';
+import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
+
+let env: ScenarioEnv;
+before(async () => {
+  env = await openScenarioEnv();
+});
+after(async () => {
+  await env.close();
+});
+
+function allBound(scenario: NodeScenario, names: readonly string[]) {
+  return (cr: NodeCr) => {
+    const bindings = bindingsOf(cr);
+    return names.every((name) => bindings.has(`${scenario.namespace}/${name}`)) ? bindings : undefined;
+  };
+}
+
+async function withScenario(
+  input: Parameters<typeof startNodeScenario>[1],
+  test: (scenario: NodeScenario) => Promise<void>,
+): Promise<void> {
+  const scenario = await startNodeScenario(env, input);
+  try {
+    await test(scenario);
+  } finally {
+    await scenario.close();
+  }
+}
+
+const WORKER_MAIN = fileURLToPath(new URL('../../src/worker/main.ts', import.meta.url));
+
+/** Runs the real worker process (`npm run worker`'s entry) for a scenario. */
+function startWorkerProcess(scenario: NodeScenario): { child: ChildProcess; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_MAIN], {
+    env: scenario.workerProcessEnv(),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      resolve(code);
+    }),
+  );
+  return { child, exited };
+}
+
+describe('node IPAM workflow durability', () => {
+  it('an exhausted vSwitch is blocked and reported: ENI InsufficientIP, Node SufficientIP=False, an Event', async () => {
+    await withScenario(
+      {
+        name: 'exhausted',
+        spec: demoNodeSpec({
+          instance: 'large-h',
+          vSwitchIds: [DEMO.vSwitchHSmall],
+          pool: { minPoolSize: 0, maxPoolSize: 5 },
+        }),
+        emulator: { fixture: await demoFixtureWithTinyVSwitch() },
+      },
+      async (scenario) => {
+        const pods = ['a', 'b', 'c', 'd', 'e', 'f'];
+        await scenario.createPods(pods);
+        await scenario.signal();
+        const condition = await scenario.waitForCr(
+          'an InsufficientIP ENI condition',
+          (cr) =>
+            Object.values(cr.status?.networkInterfaces ?? {}).find(
+              (eni) => eni.conditions?.InsufficientIP !== undefined,
+            )?.conditions?.InsufficientIP,
+        );
+        assert.equal(condition.message, `${DEMO.vSwitchHSmall} ip is not enough`);
+        const cr = await scenario.readCr();
+        assert.equal(bindingsOf(cr).size, 4, 'the four addresses of the /29 serve four pods');
+        const sufficient = await pollUntil(
+          async () => {
+            const node = await env.kube.core.readNode({ name: scenario.nodeName });
+            const found = node.status?.conditions?.find((c) => c.type === 'SufficientIP');
+            return found?.status === 'False' ? found : undefined;
+          },
+          { description: 'SufficientIP=False', timeoutMs: 30_000 },
+        );
+        assert.equal(sufficient.reason, 'InsufficientIP');
+        const events = await env.kube.core.listNamespacedEvent({
+          namespace: 'default',
+          fieldSelector: `involvedObject.name=${scenario.nodeName}`,
+        });
+        assert.ok(events.items.some((e) => e.reason === 'InsufficientIP' && e.type === 'Warning'));
+        const state = await scenario.state();
+        assert.equal(state.ipamState, 'InsufficientIP');
+        assert.ok(state.lastErrors.some((e) => e.type === 'EcsVSwitchExhausted' && e.requestId !== undefined));
+        const creates = await scenario.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' });
+        const afterBlock = creates.filter((c) => c.code !== 'OK' && c.code !== undefined);
+        assert.ok(afterBlock.length <= 1, 'once blocked, the vSwitch is not tried again for new ENIs');
+      },
+    );
+  });
+
+  it('a worker killed (SIGKILL) mid create-attach resumes on a new worker and leaks no ENI', async () => {
+    await withScenario(
+      { name: 'sigkill', spec: demoNodeSpec({ instance: 'large-h' }), inProcessWorker: false },
+      async (scenario) => {
+        const admin = scenario.emulator.emulator.admin;
+        await admin.updateSettings({ transitionDelays: { attachMs: 4_000 } });
+        await scenario.createPods(['a', 'b']);
+        const first = startWorkerProcess(scenario);
+        await scenario.signal();
+        await pollUntil(
+          async () => ((await admin.calls({ action: 'AttachNetworkInterface' })).length > 0 ? true : undefined),
+          { description: 'the attach to start', timeoutMs: 60_000 },
+        );
+        first.child.kill('SIGKILL');
+        assert.equal(await first.exited, null, 'the worker died from the signal');
+        await admin.updateSettings({ transitionDelays: { attachMs: 0 } });
+        const second = startWorkerProcess(scenario);
+        try {
+          await scenario.waitForCr('2 pods bound after the restart', allBound(scenario, ['a', 'b']), 120_000);
+          const cr = await scenario.readCr();
+          const inStatus = new Set(Object.keys(cr.status?.networkInterfaces ?? {}));
+          const ours = (await admin.inventory()).networkInterfaces.filter(
+            (e) => e.tags['eniflow.io/node'] === scenario.nodeName,
+          );
+          assert.ok(ours.length >= 1);
+          for (const eni of ours) assert.ok(inStatus.has(eni.eniId), `${eni.eniId} is known to the CR`);
+          const creates = await admin.calls({ action: 'CreateNetworkInterface' });
+          assert.equal(creates.length, 1, 'the create was not repeated');
+        } finally {
+          second.child.kill('SIGTERM');
+          assert.equal(await second.exited, 0, 'the worker shuts down cleanly on SIGTERM');
+        }
+      },
+    );
+  });
+
+  it('continue-as-new keeps the working state', async () => {
+    await withScenario(
+      { name: 'continue-as-new', spec: demoNodeSpec({ instance: 'large-h' }), settings: { maxPassesPerRun: 2 } },
+      async (scenario) => {
+        await scenario.createPods(['a']);
+        await scenario.signal();
+        await scenario.waitForCr('pod bound', allBound(scenario, ['a']));
+        const firstRun = (await scenario.workflow.describe()).runId;
+        await scenario.workflow.signal(reconcileSignal, { reason: 'poke' });
+        const described = await pollUntil(
+          async () => {
+            const d = await scenario.workflow.describe();
+            return d.runId !== firstRun && d.status.name === 'RUNNING' ? d : undefined;
+          },
+          { description: 'the workflow to continue as new', timeoutMs: 30_000 },
+        );
+        assert.equal(described.typedSearchAttributes.get(NODE_NAME_SEARCH_ATTRIBUTE), scenario.nodeName);
+        // The first run's history ends in ContinueAsNew: the replay tests keep it.
+        await recordHistoryIfAsked({
+          workflow: env.temporal.client.workflow.getHandle(scenario.workflow.workflowId, firstRun),
+          name: 'continue-as-new-first-run',
+        });
+        const state = await pollUntil(
+          async () => {
+            const s = await scenario.state();
+            return s.reconcileCount > 2 ? s : undefined;
+          },
+          { description: 'a pass in the new run', timeoutMs: 30_000 },
+        );
+        assert.ok(state.signalsReceived >= 2, 'counters carried over');
+        await scenario.createPods(['b']);
+        await scenario.workflow.signal(reconcileSignal, { reason: 'after-can' });
+        await scenario.waitForCr('the new run still allocates', allBound(scenario, ['a', 'b']));
+      },
+    );
+  });
+
+  it('a Node CR being deleted gets its ENIs deleted and its finalizer removed; the workflow ends', async () => {
+    await withScenario(
+      { name: 'deleted', spec: demoNodeSpec({ instance: 'large-h' }), finalizer: true },
+      async (scenario) => {
+        await scenario.createPods(['a']);
+        await scenario.signal();
+        const bindings = await scenario.waitForCr('pod bound', allBound(scenario, ['a']));
+        const eniId = [...bindings.values()][0]?.eniId ?? '';
+        await deleteNodeCr(env.kube, scenario.nodeName);
+        await scenario.workflow.signal(reconcileSignal, { reason: 'node-cr-deleted' });
+        const result = await scenario.workflow.result();
+        assert.equal(result.ipamState, 'Gone');
+        const inventory = await scenario.emulator.emulator.admin.inventory();
+        assert.equal(
+          inventory.networkInterfaces.find((e) => e.eniId === eniId),
+          undefined,
+          'the ENI was deleted in the cloud',
+        );
+        await assert.rejects(scenario.readCr(), 'the CR is gone once the finalizer is removed');
+      },
+    );
+  });
+});
