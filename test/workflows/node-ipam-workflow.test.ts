@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { countIdleIps } from '../../src/ipam/index.js';
 import type { NodeCr } from '../../src/ipam/index.js';
-import { gcSignal, gcUpdate, resyncSignal } from '../../src/workflows/messages.js';
+import { gcSignal, gcUpdate, reconcileSignal, resyncSignal } from '../../src/workflows/messages.js';
 import { DEMO } from '../support/ecs-emulator.js';
 import { bindingsOf, demoNodeSpec, openScenarioEnv, startNodeScenario } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
@@ -43,6 +43,39 @@ async function withScenario(
 }
 
 describe('node IPAM workflow', () => {
+  it('coalesces a burst of signals into a few passes and writes the status only when it changed', async () => {
+    await withScenario({ name: 'coalesce', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      await scenario.createPods(['a']);
+      await scenario.signal();
+      await scenario.waitForCr('pod bound', allBound(scenario, ['a']));
+      const settled = await pollUntil(
+        async () => {
+          const s = await scenario.state();
+          return s.ipamState === 'Ready' && s.pendingOperations.length === 0 ? s : undefined;
+        },
+        { description: 'a settled node', timeoutMs: 30_000 },
+      );
+      const resourceVersion = (await scenario.readCr()).metadata.resourceVersion;
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) => scenario.workflow.signal(reconcileSignal, { reason: `burst-${i}` })),
+      );
+      const after = await pollUntil(
+        async () => {
+          const s = await scenario.state();
+          return s.signalsReceived >= settled.signalsReceived + 30 && s.reconcileCount > settled.reconcileCount
+            ? s
+            : undefined;
+        },
+        { description: 'the burst handled', timeoutMs: 30_000 },
+      );
+      assert.ok(
+        after.reconcileCount - settled.reconcileCount <= 5,
+        `30 signals ran ${after.reconcileCount - settled.reconcileCount} passes`,
+      );
+      assert.equal((await scenario.readCr()).metadata.resourceVersion, resourceVersion, 'no status write');
+    });
+  });
+
   it('gives five pods on a new node an IP each from a created and attached ENI, leaving minPoolSize idle', async () => {
     await withScenario(
       { name: 'new-node', spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 1, maxPoolSize: 3 } }) },
