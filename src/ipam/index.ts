@@ -16,3 +16,4 @@ export * from './gc-plan.js';
 export * from './conditions.js';
 export * from './fold-outcomes.js';
 export * from './validate-node.js';
+export * from './pending-reasons.js';

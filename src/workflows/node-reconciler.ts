@@ -1,4 +1,11 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities, uuid4 } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  patched,
+  proxyActivities,
+  uuid4,
+} from '@temporalio/workflow';
 
 import {
   assignIpsFromLocalPool,
@@ -6,11 +13,13 @@ import {
   countIdleIps,
   eniConditionsAfterAllocation,
   eniKindOf,
+  explainPendingPod,
   forgetEni,
   forgetIps,
   formatRfc3339,
   mergeOpenApiEnis,
   parseRfc3339,
+  PENDING_REASONS,
   planEniAllocations,
   planGc,
   planPoolRelease,
@@ -26,12 +35,14 @@ import {
 import type {
   EniAllocation,
   EniAllocationError,
+  EniAllocationPlan,
   GcAction,
   NetworkInterfaces,
   NodeCr,
   NodeSpec,
   NodeStatus,
   SpecProblem,
+  UnsatisfiedPod,
   VSwitchInfo,
 } from '../ipam/index.js';
 import type { Activities, NodeSnapshot } from '../activities/index.js';
@@ -64,6 +75,8 @@ export interface NodeIpamSettings {
   maxPassesPerRun: number;
   /** The same Warning event is recorded at most this often. */
   eventRepeatMs: number;
+  /** A pod still without its IP this long after it was first seen waiting gets a Warning event saying why. */
+  pendingPodEventAfterMs: number;
 }
 
 export const DEFAULT_SETTINGS: NodeIpamSettings = {
@@ -74,6 +87,7 @@ export const DEFAULT_SETTINGS: NodeIpamSettings = {
   maxFailureBackoffMs: 5 * 60_000,
   maxPassesPerRun: 500,
   eventRepeatMs: 60_000,
+  pendingPodEventAfterMs: 30_000,
 };
 
 /** What survives continue-as-new: only what the CR does not already hold. */
@@ -87,6 +101,8 @@ export interface CarriedState {
   failureStreak: number;
   lastErrors: RecordedError[];
   eventTimes: Record<string, number>;
+  /** When each pod still waiting for an IP was first seen waiting (epoch ms), by pod id. */
+  pendingSince?: Record<string, number>;
 }
 
 /** A failure of one activity, reduced to what the workflow decides on. */
@@ -135,6 +151,8 @@ export class NodeReconciler {
   gcDoneSeq = 0;
   lastGcResult: GcResult = { releasedIps: [], removedEnis: [], failed: [] };
   passesThisRun = 0;
+  /** Failure types met during the current pass, to explain why pods wait. */
+  private passFailureTypes: string[] = [];
 
   constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
@@ -212,6 +230,7 @@ export class NodeReconciler {
   }
 
   private recordError(error: Omit<RecordedError, 'atMs'>): void {
+    this.passFailureTypes.push(error.type);
     this.state.lastErrors = [...this.state.lastErrors, { atMs: Date.now(), ...error }].slice(-MAX_RECORDED_ERRORS);
   }
 
@@ -225,9 +244,18 @@ export class NodeReconciler {
     }
   }
 
-  /** Records a Warning/Normal event on the Node CR, at most once per `eventRepeatMs` for the same reason+message. */
-  private async event(input: { type: 'Normal' | 'Warning'; reason: string; message: string; uid?: string }) {
-    const key = `${input.reason}:${input.message}`;
+  /**
+   * Records a Warning/Normal event on the Node CR (or on a pod), at most once per `eventRepeatMs` for the same
+   * object, reason and message.
+   */
+  private async event(input: {
+    type: 'Normal' | 'Warning';
+    reason: string;
+    message: string;
+    uid?: string;
+    pod?: { namespace: string; name: string; uid?: string };
+  }) {
+    const key = `${input.pod === undefined ? '' : `${input.pod.namespace}/${input.pod.name}:`}${input.reason}:${input.message}`;
     const now = Date.now();
     const last = this.state.eventTimes[key];
     if (last !== undefined && now - last < this.settings.eventRepeatMs) return;
@@ -241,12 +269,21 @@ export class NodeReconciler {
     try {
       await kubeNotice.recordEvent({
         nodeName: this.nodeName,
-        involved: {
-          kind: 'Node',
-          apiVersion: 'network.alibabacloud.com/v1beta1',
-          name: this.nodeName,
-          ...(input.uid === undefined ? {} : { uid: input.uid }),
-        },
+        involved:
+          input.pod === undefined
+            ? {
+                kind: 'Node',
+                apiVersion: 'network.alibabacloud.com/v1beta1',
+                name: this.nodeName,
+                ...(input.uid === undefined ? {} : { uid: input.uid }),
+              }
+            : {
+                kind: 'Pod',
+                apiVersion: 'v1',
+                name: input.pod.name,
+                namespace: input.pod.namespace,
+                ...(input.pod.uid === undefined ? {} : { uid: input.pod.uid }),
+              },
         type: input.type,
         reason: input.reason,
         message: input.message,
@@ -260,6 +297,7 @@ export class NodeReconciler {
   async pass(): Promise<void> {
     this.state.reconcileCount += 1;
     this.passesThisRun += 1;
+    this.passFailureTypes = [];
     // GC requests that arrive while this pass runs are answered by the next pass, not with this one's result.
     const gcSeq = this.gcRequestSeq;
     if (this.gcRequested) this.lastGcResult = { releasedIps: [], removedEnis: [], failed: [] };
@@ -320,7 +358,19 @@ export class NodeReconciler {
     if (crMode === 'enionly' || snapshot.coreNode?.exclusiveEniMode === 'enionly') {
       return this.skip('ExclusiveEniMode', 'the node uses exclusive ENI mode');
     }
-    if (snapshot.coreNode?.isReady !== true) return this.skip('NodeNotReady', 'the core Node is missing or not Ready');
+    if (snapshot.coreNode?.isReady !== true) {
+      const spec = node.spec;
+      if (spec.eni !== undefined) {
+        const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
+        const local = assignIpsFromLocalPool({
+          enis: this.startingEnis(node),
+          requests: demand.requests,
+          primaryFamily: primaryFamilyOf(spec.eni),
+        });
+        await this.reportPendingPods({ unsatisfied: local.unsatisfied, isNodeReady: false });
+      }
+      return this.skip('NodeNotReady', 'the core Node is missing or not Ready');
+    }
     return this.reconcileReadyNode({ node, snapshot, uid: cr.uid });
   }
 
@@ -440,13 +490,15 @@ export class NodeReconciler {
     enis = outcome.enis;
     failed ||= outcome.failed;
     let bound = local.bound.length;
-    let pending = local.unsatisfied.length;
+    let unsatisfied = local.unsatisfied;
     if (plan.allocations.length > 0) {
       const again = assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily });
       enis = again.enis;
       bound = again.bound.length;
-      pending = again.unsatisfied.length;
+      unsatisfied = again.unsatisfied;
     }
+    const pending = unsatisfied.length;
+    await this.reportPendingPods({ unsatisfied, isNodeReady: true, plan });
     enis = this.applyEniConditions({ enis, eniErrors, now });
     await this.updateSufficientIp({ capacity: plan.capacity, snapshot, outcome });
 
@@ -474,6 +526,43 @@ export class NodeReconciler {
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || outcome.anyVSwitchExhausted;
     this.ipamState = pending > 0 && short ? 'InsufficientIP' : failed ? 'Error' : 'Ready';
     return failed;
+  }
+
+  /**
+   * Tells each pod that has waited longer than `pendingPodEventAfterMs` for its IP why, with a Warning event on the
+   * pod (repeated at most once per `eventRepeatMs`). Introduced behind a patch: histories recorded before it
+   * replay without these activities.
+   */
+  private async reportPendingPods(input: {
+    unsatisfied: readonly UnsatisfiedPod[];
+    isNodeReady: boolean;
+    plan?: EniAllocationPlan;
+  }): Promise<void> {
+    if (!patched('pending-pod-events')) return;
+    const now = Date.now();
+    const previous = this.state.pendingSince ?? {};
+    const since: Record<string, number> = {};
+    for (const pod of [...input.unsatisfied].sort((a, b) => (a.request.podId < b.request.podId ? -1 : 1))) {
+      const first = previous[pod.request.podId] ?? now;
+      since[pod.request.podId] = first;
+      const waitedMs = now - first;
+      if (waitedMs < this.settings.pendingPodEventAfterMs) continue;
+      const reason = explainPendingPod({
+        podReason: pod.reason,
+        isNodeReady: input.isNodeReady,
+        failureTypes: this.passFailureTypes,
+        ...(input.plan === undefined ? {} : { plan: input.plan }),
+      });
+      const [namespace = '', name = ''] = pod.request.podId.split('/');
+      await this.event({
+        type: 'Warning',
+        reason: 'IPAllocationPending',
+        // The message stays the same while the reason does, so the event is not repeated on every pass.
+        message: `no IP yet: ${PENDING_REASONS[reason]}`,
+        pod: { namespace, name, ...(pod.request.podUid === '' ? {} : { uid: pod.request.podUid }) },
+      });
+    }
+    this.state.pendingSince = since;
   }
 
   private syncTimes(status: NodeStatus | undefined): { lastSyncMs?: number; nextSyncMs?: number } {

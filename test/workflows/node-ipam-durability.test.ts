@@ -109,9 +109,49 @@ describe('node IPAM workflow durability', () => {
         const state = await scenario.state();
         assert.equal(state.ipamState, 'InsufficientIP');
         assert.ok(state.lastErrors.some((e) => e.type === 'EcsVSwitchExhausted' && e.requestId !== undefined));
+        const bound = bindingsOf(await scenario.readCr());
+        const waiting = pods.filter((pod) => !bound.has(`${scenario.namespace}/${pod}`));
+        assert.equal(waiting.length, 2);
+        const podEvents = await pollUntil(
+          async () => {
+            const list = await env.kube.core.listNamespacedEvent({ namespace: scenario.namespace });
+            const found = list.items.filter((e) => e.reason === 'IPAllocationPending');
+            return found.length >= 2 ? found : undefined;
+          },
+          { description: 'IPAllocationPending events on the waiting pods', timeoutMs: 30_000 },
+        );
+        assert.deepEqual(podEvents.map((e) => e.involvedObject.name).sort(), waiting.sort());
+        for (const event of podEvents) assert.match(event.message ?? '', /vSwitch exhausted/);
         const creates = await scenario.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' });
         const afterBlock = creates.filter((c) => c.code !== 'OK' && c.code !== undefined);
         assert.ok(afterBlock.length <= 1, 'once blocked, the vSwitch is not tried again for new ENIs');
+      },
+    );
+  });
+
+  it('pods of a node that is not Ready get no IP and an event saying why', async () => {
+    await withScenario(
+      {
+        name: 'not-ready',
+        spec: demoNodeSpec({ instance: 'large-h' }),
+        coreNodeReady: false,
+        settings: { pendingPodEventAfterMs: 500 },
+      },
+      async (scenario) => {
+        await scenario.createPods(['a']);
+        await scenario.signal();
+        const event = await pollUntil(
+          async () => {
+            const list = await env.kube.core.listNamespacedEvent({ namespace: scenario.namespace });
+            return list.items.find((e) => e.reason === 'IPAllocationPending');
+          },
+          { description: 'an IPAllocationPending event', timeoutMs: 30_000 },
+        );
+        assert.equal(event.involvedObject.name, 'a');
+        assert.match(event.message ?? '', /not Ready/);
+        const state = await scenario.state();
+        assert.equal(state.ipamState, 'NodeNotReady');
+        assert.equal((await scenario.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' })).length, 0);
       },
     );
   });
