@@ -28,11 +28,8 @@ export function explainPendingPod(input: {
   if (input.podReason === 'statusIpNotInPool') return 'foreignIp';
   if (input.failureTypes.includes('EcsThrottled')) return 'throttled';
   const plan = input.plan;
-  const exhausted =
-    input.failureTypes.includes('EcsVSwitchExhausted') ||
-    (plan?.problems ?? []).some(
-      (problem) => problem.kind === 'vSwitchExhausted' || problem.kind === 'noVSwitchForNewEni',
-    );
+  // Both plan problems (an exhausted ENI vSwitch, no vSwitch for a new ENI) mean the vSwitches are out of IPs.
+  const exhausted = input.failureTypes.includes('EcsVSwitchExhausted') || (plan?.problems.length ?? 0) > 0;
   if (exhausted) return 'vSwitchExhausted';
   if (plan !== undefined && plan.unmetDemand.normal + plan.unmetDemand.erdma > 0) return 'instanceEniLimit';
   if (plan?.allocations.some((allocation) => allocation.kind === 'createEni') === true) return 'waitingForAttach';
