@@ -6,6 +6,7 @@ import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
 import { EcsRateLimiter } from '../activities/ecs/rate-limiter.js';
 import { ConfigError, loadWorkerConfig } from '../config.js';
+import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
 import { createEniflowWorker } from './create-worker.js';
@@ -19,7 +20,7 @@ const PINO_LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error
 };
 
 /** Routes the Temporal SDK's own logs (and workflow `log` calls) into the same pino JSON stream. */
-function installTemporalRuntime(input: { logger: Logger; metricsAddress?: string }): void {
+export function installTemporalRuntime(input: { logger: Logger; metricsAddress?: string }): void {
   const sdkLogger = input.logger.child({ component: 'temporal-sdk' });
   Runtime.install({
     logger: new DefaultLogger('INFO', (entry) => {
@@ -31,14 +32,15 @@ function installTemporalRuntime(input: { logger: Logger; metricsAddress?: string
   });
 }
 
-/** Runs the worker until SIGINT/SIGTERM, then drains in-flight tasks and exits. */
-export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const config = loadWorkerConfig(env);
-  const logger = createLogger({ name: 'eniflow-worker', level: config.logLevel });
-  installTemporalRuntime({
-    logger,
-    ...(config.metricsAddress === undefined ? {} : { metricsAddress: config.metricsAddress }),
-  });
+/** A started worker: `done` settles when it has stopped; `stop` asks it to drain and stop. */
+export interface RunningWorker {
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Connects to Temporal, builds the worker from the configuration and starts it. */
+export async function startWorker(input: { config: WorkerConfig; logger: Logger }): Promise<RunningWorker> {
+  const { config, logger } = input;
   const kubeConfig = new KubeConfig();
   if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
   else kubeConfig.loadFromDefault();
@@ -67,9 +69,32 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     eniPollIntervalMs: config.ecs.eniPollIntervalMs,
     maxConcurrentActivities: config.maxConcurrentActivities,
   });
+  logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
+  const done = worker.run().finally(async () => {
+    await connection.close();
+    logger.info('Worker stopped');
+  });
+  return {
+    done,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
+
+/** Runs the worker until SIGINT/SIGTERM, then drains in-flight tasks and exits. */
+export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadWorkerConfig(env);
+  const logger = createLogger({ name: 'eniflow-worker', level: config.logLevel });
+  installTemporalRuntime({
+    logger,
+    ...(config.metricsAddress === undefined ? {} : { metricsAddress: config.metricsAddress }),
+  });
+  const running = await startWorker({ config, logger });
   const stop = (signal: string): void => {
     logger.info({ signal }, 'Shutting down worker');
-    worker.shutdown();
+    void running.stop();
   };
   process.once('SIGINT', () => {
     stop('SIGINT');
@@ -77,13 +102,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   process.once('SIGTERM', () => {
     stop('SIGTERM');
   });
-  logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
-  try {
-    await worker.run();
-  } finally {
-    await connection.close();
-    logger.info('Worker stopped');
-  }
+  await running.done;
 }
 
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
