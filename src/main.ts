@@ -1,0 +1,132 @@
+/**
+ * `npm start`: eniflow's main job. `--role all` (the default) runs the watcher and the worker in one process;
+ * `--role worker` or `--role watcher` runs one of them. With Temporal, Kubernetes and Alibaba Cloud configured in
+ * the environment (see the README) it uses those; with none of it configured it runs on the embedded default:
+ * a local Temporal dev server, the test kube-apiserver and the ECS emulator with a demo cluster.
+ */
+import { ConfigError, loadWorkerConfig } from './config.js';
+import type { WorkerConfig } from './config.js';
+import { createLogger } from './logger.js';
+import type { Logger } from './logger.js';
+import { loadWatcherConfig, runWatcher } from './watcher/main.js';
+import { installTemporalRuntime, startWorker } from './worker/main.js';
+
+export const ROLES = ['all', 'worker', 'watcher'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Parses `--role <role>` (or `--role=<role>`); anything else is an error with the usage. */
+export function parseRole(argv: readonly string[]): Role {
+  let role: string | undefined;
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] ?? '';
+    if (arg === '--role') role = argv[++i];
+    else if (arg.startsWith('--role=')) role = arg.slice('--role='.length);
+    else throw new ConfigError([`unknown argument "${arg}"; usage: npm start -- [--role all|worker|watcher]`]);
+  }
+  if (role === undefined) return 'all';
+  if (!(ROLES as readonly string[]).includes(role)) {
+    throw new ConfigError([`--role must be one of ${ROLES.join(', ')}, got "${role}"`]);
+  }
+  return role as Role;
+}
+
+/** The embedded default is used when none of the connection settings is given. */
+export function wantsEmbeddedDefault(env: NodeJS.ProcessEnv): boolean {
+  return ['TEMPORAL_ADDRESS', 'ECS_REGION_ID', 'KUBECONFIG', 'KUBERNETES_SERVICE_HOST'].every(
+    (name) => env[name] === undefined || env[name] === '',
+  );
+}
+
+interface Running {
+  name: string;
+  done?: Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startRoles(input: {
+  role: Role;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  workerConfig?: WorkerConfig;
+}): Promise<Running[]> {
+  const running: Running[] = [];
+  if (input.role !== 'watcher') {
+    const config = input.workerConfig ?? loadWorkerConfig(input.env);
+    const worker = await startWorker({ config, logger: input.logger.child({ role: 'worker' }) });
+    running.push({ name: 'worker', done: worker.done, stop: () => worker.stop() });
+  }
+  if (input.role !== 'worker') {
+    const watcher = await runWatcher(loadWatcherConfig(input.env), { logger: input.logger.child({ role: 'watcher' }) });
+    running.push({ name: 'watcher', stop: () => watcher.stop() });
+  }
+  return running;
+}
+
+function stopSignal(): Promise<string> {
+  // The listeners stay: Ctrl-C can arrive twice (terminal and npm), and a second one must not kill the process
+  // before everything has stopped.
+  return new Promise((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => { resolve(signal); });
+  });
+}
+
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const role = parseRole(argv);
+  const logger = createLogger({ name: 'eniflow', level: env['LOG_LEVEL'] ?? 'info' });
+  const stopRequested = stopSignal();
+  if (wantsEmbeddedDefault(env)) {
+    // Dev tooling (server builds, demo cluster) is loaded only for the embedded default, never in a deployment.
+    const { runEmbeddedDefault } = await import('../scripts/lib/embedded-default.js');
+    installTemporalRuntime({ logger: createLogger({ name: 'eniflow', level: 'warn' }) });
+    await runEmbeddedDefault({
+      log: (line) => process.stdout.write(`eniflow: ${line}\n`),
+      interactive: process.stdout.isTTY && env['CI'] === undefined,
+      stopRequested,
+      startRoles: async (environment) => {
+        const roleEnv: NodeJS.ProcessEnv = {
+          ...env,
+          TEMPORAL_ADDRESS: environment.temporalAddress,
+          TEMPORAL_NAMESPACE: environment.temporalNamespace,
+          KUBECONFIG: environment.kubeconfigPath,
+          ECS_REGION_ID: environment.emulator.regionId,
+          ECS_ENDPOINT: environment.emulator.endpoint,
+          ECS_PROTOCOL: 'http',
+          ALIBABA_CLOUD_ACCESS_KEY_ID: environment.emulator.accessKeyId,
+          ALIBABA_CLOUD_ACCESS_KEY_SECRET: environment.emulator.accessKeySecret,
+          ENI_POLL_INTERVAL_MS: '200',
+          LEASE_NAMESPACE: 'default',
+          LOG_LEVEL: env['LOG_LEVEL'] ?? 'warn',
+        };
+        const quiet = createLogger({ name: 'eniflow', level: roleEnv['LOG_LEVEL'] ?? 'warn' });
+        return startRoles({ role, env: roleEnv, logger: quiet });
+      },
+    });
+    return;
+  }
+  const workerConfig = role === 'watcher' ? undefined : loadWorkerConfig(env);
+  installTemporalRuntime({
+    logger,
+    ...(workerConfig?.metricsAddress === undefined ? {} : { metricsAddress: workerConfig.metricsAddress }),
+  });
+  const running = await startRoles({ role, env, logger, ...(workerConfig === undefined ? {} : { workerConfig }) });
+  logger.info({ role, roles: running.map((r) => r.name) }, 'eniflow started');
+  const workerDone = running.find((r) => r.done !== undefined)?.done;
+  const reason = await Promise.race([
+    stopRequested,
+    ...(workerDone === undefined ? [] : [workerDone.then(() => 'worker stopped')]),
+  ]);
+  logger.info({ reason }, 'eniflow stopping');
+  for (const role of [...running].reverse()) await role.stop();
+}
+
+if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
+  main(process.argv.slice(2), process.env).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      if (error instanceof ConfigError) process.stderr.write(`eniflow: ${error.message}\n`);
+      else
+        process.stderr.write(`eniflow: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
