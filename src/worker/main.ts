@@ -10,6 +10,7 @@ import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
 import { createEniflowWorker } from './create-worker.js';
+import { ecsCallMetrics } from './metrics.js';
 
 const PINO_LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',
@@ -53,6 +54,7 @@ export async function startWorker(input: { config: WorkerConfig; logger: Logger 
       ...(config.ecs.accessKey === undefined ? {} : { accessKey: config.ecs.accessKey }),
     },
     limiter: new EcsRateLimiter({ callsPerMinute: DEFAULT_CALLS_PER_MINUTE }),
+    observe: ecsCallMetrics(),
   });
   const connection = await NativeConnection.connect({
     address: config.temporal.address,

@@ -20,6 +20,7 @@ import type { EcsEmulatorOptions } from '../../src/ecs-emulator/index.js';
 import { NODE_CR_FINALIZER } from '../../src/ipam/index.js';
 import type { NodeCr, NodeSpec } from '../../src/ipam/index.js';
 import { createEniflowWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker.js';
+import { ecsCallMetrics } from '../../src/worker/metrics.js';
 import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { NodeWorkflowState } from '../../src/workflows/messages.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
@@ -212,6 +213,7 @@ export async function startNodeScenario(
           accessKey: { accessKeyId: emulator.emulator.accessKeyId, accessKeySecret: emulator.emulator.accessKeySecret },
           readTimeoutMs: 5_000,
         },
+        observe: ecsCallMetrics(),
       }),
       kubeConfig: env.kube.kubeConfig,
       logger,
