@@ -9,18 +9,10 @@ import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { TEST_SERVER_DEFINITIONS } from '../../scripts/lib/test-servers.js';
 import type { TestServerDetails } from '../../scripts/lib/test-server.js';
 import { REPO_ROOT } from '../../scripts/lib/tools-config.js';
+import { isAlive } from '../support/processes.js';
 
 /** The JSON line `npm run testenv` prints: one entry per server, plus its own pid and run directory. */
 type TestenvSummary = Record<string, TestServerDetails | undefined> & { pid: number; runDir: string };
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function acceptsConnections(port: number): Promise<boolean> {
   return new Promise((resolve) => {

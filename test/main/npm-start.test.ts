@@ -9,17 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { isAlive } from '../support/processes.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('npm start', () => {
   it('reaches a state where the demo pods have IPs and stops cleanly on SIGINT, leaving no process', async () => {

@@ -8,27 +8,17 @@ import { readdir, readFile } from 'node:fs/promises';
 import { before, describe, it } from 'node:test';
 
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
-import { WORKFLOWS_PATH } from '../../src/worker/create-worker.js';
+import { bundleNodeWorkflow } from '../support/workflow-bundle.js';
 
 const HISTORIES = new URL('./histories/', import.meta.url);
 const files = (await readdir(HISTORIES)).filter((file) => file.endsWith('.json')).sort();
 
 let bundle: WorkflowBundleWithSourceMap;
 before(async () => {
-  bundle = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: {
-      log: () => undefined,
-      trace: () => undefined,
-      debug: () => undefined,
-      info: () => undefined,
-      warn: () => undefined,
-      error: () => undefined,
-    },
-  });
+  bundle = await bundleNodeWorkflow();
 });
 
 describe('workflow replay', () => {

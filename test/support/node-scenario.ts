@@ -3,7 +3,6 @@
  * emulator of the test's own, an in-process worker with the real activities, and the objects Terway's control
  * plane and daemon would have written (core Node, Node CR), plus pods bound to the node.
  */
-import { bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
@@ -19,7 +18,7 @@ import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
 import type { EcsEmulatorOptions } from '../../src/ecs-emulator/index.js';
 import { NODE_CR_FINALIZER } from '../../src/ipam/index.js';
 import type { NodeCr, NodeSpec } from '../../src/ipam/index.js';
-import { createEniflowWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker.js';
+import { createEniflowWorker } from '../../src/worker/create-worker.js';
 import { ecsCallMetrics } from '../../src/worker/metrics.js';
 import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { NodeWorkflowState } from '../../src/workflows/messages.js';
@@ -42,6 +41,7 @@ import {
 } from './kube-env.js';
 import type { KubeTestClients } from './kube-env.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from './temporal-env.js';
+import { bundleNodeWorkflow } from './workflow-bundle.js';
 import type { TemporalTestEnv } from './temporal-env.js';
 
 /** Shared by the scenarios of one test file: connections and the workflow bundle (built once). */
@@ -54,18 +54,9 @@ export interface ScenarioEnv {
 
 export async function openScenarioEnv(): Promise<ScenarioEnv> {
   const temporal = await connectTemporalTestEnv();
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  const bundle = await bundleNodeWorkflow();
   return { temporal, kube: kubeTestClients(), bundle, close: () => temporal.close() };
 }
-
-const quietBundlerLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 /** Fast settings so scenarios settle in seconds; each test may override. */
 export const TEST_SETTINGS: Partial<NodeIpamSettings> = {
@@ -351,4 +342,26 @@ export async function recordHistoryIfAsked(input: { workflow: WorkflowHandle; na
   const history = await input.workflow.fetchHistory();
   await mkdir(HISTORIES_DIR, { recursive: true });
   await writeFile(new URL(`${input.name}.json`, HISTORIES_DIR), `${historyToJSON(history)}\n`);
+}
+
+/** A CR check: every named pod of the scenario holds its IPs; returns the bindings then. */
+export function allBound(scenario: NodeScenario, names: readonly string[]) {
+  return (cr: NodeCr): ReturnType<typeof bindingsOf> | undefined => {
+    const bindings = bindingsOf(cr);
+    return names.every((name) => bindings.has(`${scenario.namespace}/${name}`)) ? bindings : undefined;
+  };
+}
+
+/** Runs `test` on a fresh scenario and always cleans it up. */
+export async function withScenario(
+  env: ScenarioEnv,
+  input: Parameters<typeof startNodeScenario>[1],
+  test: (scenario: NodeScenario) => Promise<void>,
+): Promise<void> {
+  const scenario = await startNodeScenario(env, input);
+  try {
+    await test(scenario);
+  } finally {
+    await scenario.close();
+  }
 }

@@ -9,17 +9,17 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
-import type { NodeCr } from '../../src/ipam/index.js';
 import { reconcileSignal } from '../../src/workflows/messages.js';
 import { NODE_NAME_SEARCH_ATTRIBUTE } from '../../src/workflows/workflow-ids.js';
 import { DEMO, demoFixtureWithTinyVSwitch } from '../support/ecs-emulator.js';
 import { deleteNodeCr } from '../support/kube-env.js';
 import {
+  allBound,
   bindingsOf,
   demoNodeSpec,
   openScenarioEnv,
   recordHistoryIfAsked,
-  startNodeScenario,
+  withScenario,
 } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
 
@@ -30,25 +30,6 @@ before(async () => {
 after(async () => {
   await env.close();
 });
-
-function allBound(scenario: NodeScenario, names: readonly string[]) {
-  return (cr: NodeCr) => {
-    const bindings = bindingsOf(cr);
-    return names.every((name) => bindings.has(`${scenario.namespace}/${name}`)) ? bindings : undefined;
-  };
-}
-
-async function withScenario(
-  input: Parameters<typeof startNodeScenario>[1],
-  test: (scenario: NodeScenario) => Promise<void>,
-): Promise<void> {
-  const scenario = await startNodeScenario(env, input);
-  try {
-    await test(scenario);
-  } finally {
-    await scenario.close();
-  }
-}
 
 const WORKER_MAIN = fileURLToPath(new URL('../../src/worker/main.ts', import.meta.url));
 
@@ -69,6 +50,7 @@ function startWorkerProcess(scenario: NodeScenario): { child: ChildProcess; exit
 describe('node IPAM workflow durability', () => {
   it('an exhausted vSwitch is blocked and reported: ENI InsufficientIP, Node SufficientIP=False, an Event', async () => {
     await withScenario(
+      env,
       {
         name: 'exhausted',
         spec: demoNodeSpec({
@@ -131,6 +113,7 @@ describe('node IPAM workflow durability', () => {
 
   it('pods of a node that is not Ready get no IP and an event saying why', async () => {
     await withScenario(
+      env,
       {
         name: 'not-ready',
         spec: demoNodeSpec({ instance: 'large-h' }),
@@ -158,6 +141,7 @@ describe('node IPAM workflow durability', () => {
 
   it('a worker killed (SIGKILL) mid create-attach resumes on a new worker and leaks no ENI', async () => {
     await withScenario(
+      env,
       { name: 'sigkill', spec: demoNodeSpec({ instance: 'large-h' }), inProcessWorker: false },
       async (scenario) => {
         const admin = scenario.emulator.emulator.admin;
@@ -194,6 +178,7 @@ describe('node IPAM workflow durability', () => {
 
   it('continue-as-new keeps the working state', async () => {
     await withScenario(
+      env,
       { name: 'continue-as-new', spec: demoNodeSpec({ instance: 'large-h' }), settings: { maxPassesPerRun: 2 } },
       async (scenario) => {
         await scenario.createPods(['a']);
@@ -231,6 +216,7 @@ describe('node IPAM workflow durability', () => {
 
   it('a Node CR being deleted gets its ENIs deleted and its finalizer removed; the workflow ends', async () => {
     await withScenario(
+      env,
       { name: 'deleted', spec: demoNodeSpec({ instance: 'large-h' }), finalizer: true },
       async (scenario) => {
         await scenario.createPods(['a']);

@@ -7,11 +7,10 @@ import { after, before, describe, it } from 'node:test';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { countIdleIps } from '../../src/ipam/index.js';
-import type { NodeCr } from '../../src/ipam/index.js';
 import { gcSignal, gcUpdate, reconcileSignal, resyncSignal } from '../../src/workflows/messages.js';
 import { DEMO } from '../support/ecs-emulator.js';
-import { bindingsOf, demoNodeSpec, openScenarioEnv, startNodeScenario } from '../support/node-scenario.js';
-import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
+import { allBound, bindingsOf, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
+import type { ScenarioEnv } from '../support/node-scenario.js';
 
 let env: ScenarioEnv;
 before(async () => {
@@ -23,28 +22,9 @@ after(async () => {
 
 const podNames = (count: number, prefix = 'pod'): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
 
-function allBound(scenario: NodeScenario, names: readonly string[]) {
-  return (cr: NodeCr) => {
-    const bindings = bindingsOf(cr);
-    return names.every((name) => bindings.has(`${scenario.namespace}/${name}`)) ? bindings : undefined;
-  };
-}
-
-async function withScenario(
-  input: Parameters<typeof startNodeScenario>[1],
-  test: (scenario: NodeScenario) => Promise<void>,
-): Promise<void> {
-  const scenario = await startNodeScenario(env, input);
-  try {
-    await test(scenario);
-  } finally {
-    await scenario.close();
-  }
-}
-
 describe('node IPAM workflow', () => {
   it('coalesces a burst of signals into a few passes and writes the status only when it changed', async () => {
-    await withScenario({ name: 'coalesce', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+    await withScenario(env, { name: 'coalesce', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
       await scenario.createPods(['a']);
       await scenario.signal();
       await scenario.waitForCr('pod bound', allBound(scenario, ['a']));
@@ -78,6 +58,7 @@ describe('node IPAM workflow', () => {
 
   it('gives five pods on a new node an IP each from a created and attached ENI, leaving minPoolSize idle', async () => {
     await withScenario(
+      env,
       { name: 'new-node', spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 1, maxPoolSize: 3 } }) },
       async (scenario) => {
         const pods = podNames(5);
@@ -119,6 +100,7 @@ describe('node IPAM workflow', () => {
 
   it('unbinds IPs of deleted pods and, on a gc update, releases idle IPs above maxPoolSize in the cloud', async () => {
     await withScenario(
+      env,
       { name: 'shrink', spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 0, maxPoolSize: 1 } }) },
       async (scenario) => {
         const pods = podNames(5);
@@ -148,6 +130,7 @@ describe('node IPAM workflow', () => {
 
   it('dual-stack: every pod gets an IPv4 and an IPv6 of the same ENI', async () => {
     await withScenario(
+      env,
       {
         name: 'dual',
         spec: demoNodeSpec({ instance: 'large-h', dualStack: true, pool: { minPoolSize: 0, maxPoolSize: 5 } }),
@@ -175,6 +158,7 @@ describe('node IPAM workflow', () => {
 
   it('an ERDMA pod gets its IP from a HighPerformance ENI and other pods never do', async () => {
     await withScenario(
+      env,
       {
         name: 'erdma',
         spec: demoNodeSpec({ instance: 'erdma-i', erdma: true, pool: { minPoolSize: 0, maxPoolSize: 5 } }),
@@ -196,7 +180,7 @@ describe('node IPAM workflow', () => {
   });
 
   it('deletes the ENI when attach fails for good, then serves the pods from a new one', async () => {
-    await withScenario({ name: 'attach-fail', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+    await withScenario(env, { name: 'attach-fail', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
       await scenario.emulator.emulator.admin.addFaults(['AttachNetworkInterface next 1 attach-fail']);
       await scenario.createPods(['a', 'b']);
       await scenario.signal();
@@ -218,7 +202,7 @@ describe('node IPAM workflow', () => {
   });
 
   it('records the ENI Deleting when attach and delete both fail, and a later GC removes it', async () => {
-    await withScenario({ name: 'leak-guard', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+    await withScenario(env, { name: 'leak-guard', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
       const admin = scenario.emulator.emulator.admin;
       await admin.addFaults([
         'AttachNetworkInterface next 1 attach-fail',
@@ -246,7 +230,7 @@ describe('node IPAM workflow', () => {
   });
 
   it('a lost create response does not create a second ENI', async () => {
-    await withScenario({ name: 'lost-create', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+    await withScenario(env, { name: 'lost-create', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
       await scenario.emulator.emulator.admin.addFaults(['CreateNetworkInterface next 1 lost ServiceUnavailable 503']);
       await scenario.createPods(['a', 'b']);
       await scenario.signal();
@@ -261,6 +245,7 @@ describe('node IPAM workflow', () => {
 
   it('a lost assign response does not assign the addresses twice', async () => {
     await withScenario(
+      env,
       { name: 'lost-assign', spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 0, maxPoolSize: 10 } }) },
       async (scenario) => {
         await scenario.createPods(['a']);
@@ -284,7 +269,7 @@ describe('node IPAM workflow', () => {
   });
 
   it('answers the state query and resyncs on demand', async () => {
-    await withScenario({ name: 'query', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+    await withScenario(env, { name: 'query', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
       await scenario.createPods(['a']);
       await scenario.signal();
       await scenario.waitForCr('pod bound', allBound(scenario, ['a']));

@@ -1,0 +1,257 @@
+/**
+ * The kustomize base as `kubectl kustomize deploy` renders it: the objects, their hardening, the exact RBAC
+ * grants (rbac.test.ts proves them against a real apiserver), and the image they run.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { before, describe, it } from 'node:test';
+
+import { loadAllYaml } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1Deployment,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+} from '@kubernetes/client-node';
+
+import { WORKER_ENV } from '../../src/config.js';
+import { REPO_ROOT, readRepoFile, renderDeployBase } from './deploy-tools.js';
+
+const NAMESPACE = 'eniflow-system';
+const UID = 10001;
+
+/** The grants, one line per rule: `apiGroup resource: verbs`. */
+const EXPECTED_RULES: Record<string, string[]> = {
+  'ClusterRole/eniflow-worker': [
+    'network.alibabacloud.com nodes: get,patch',
+    'network.alibabacloud.com nodes/status: update',
+    'core pods: list',
+    'core nodes: get',
+    'core nodes/status: patch',
+    'core events: create',
+  ],
+  'ClusterRole/eniflow-watcher': [
+    'core pods: list,watch',
+    'core nodes: list,watch',
+    'network.alibabacloud.com nodes: list,watch',
+  ],
+  'Role/eniflow-watcher-leader-election': ['coordination.k8s.io leases: create,get,update'],
+};
+
+function ruleLines(rules: readonly V1PolicyRule[] | undefined): string[] {
+  return (rules ?? []).flatMap((rule) => {
+    assert.equal(rule.resourceNames, undefined);
+    assert.equal(rule.nonResourceURLs, undefined);
+    return (rule.apiGroups ?? []).flatMap((group) =>
+      (rule.resources ?? []).map(
+        (resource) => `${group === '' ? 'core' : group} ${resource}: ${[...rule.verbs].sort().join(',')}`,
+      ),
+    );
+  });
+}
+
+function byKind<T extends KubernetesObject>(objects: readonly KubernetesObject[], kind: string): T[] {
+  return objects.filter((object) => object.kind === kind) as T[];
+}
+
+function named(objects: readonly KubernetesObject[], kind: string, name: string): KubernetesObject {
+  const found = objects.find((object) => object.kind === kind && object.metadata?.name === name);
+  assert.ok(found, `${kind}/${name} is rendered`);
+  return found;
+}
+
+describe('kubectl kustomize deploy', () => {
+  let objects: KubernetesObject[];
+
+  before(async () => {
+    objects = (await renderDeployBase()).objects;
+  });
+
+  it('renders exactly the objects of the base, namespaced ones in eniflow-system, and no Secret', () => {
+    const kinds = objects.map((object) => `${object.kind ?? ''}/${object.metadata?.name ?? ''}`).sort();
+    assert.deepEqual(kinds, [
+      'ClusterRole/eniflow-watcher',
+      'ClusterRole/eniflow-worker',
+      'ClusterRoleBinding/eniflow-watcher',
+      'ClusterRoleBinding/eniflow-worker',
+      'ConfigMap/eniflow-config',
+      'CustomResourceDefinition/nodes.network.alibabacloud.com',
+      'Deployment/eniflow-watcher',
+      'Deployment/eniflow-worker',
+      'Namespace/eniflow-system',
+      'Role/eniflow-watcher-leader-election',
+      'RoleBinding/eniflow-watcher-leader-election',
+      'ServiceAccount/eniflow-watcher',
+      'ServiceAccount/eniflow-worker',
+    ]);
+    const clusterScoped = new Set(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Namespace']);
+    for (const object of objects) {
+      const expected = clusterScoped.has(object.kind ?? '') ? undefined : NAMESPACE;
+      assert.equal(object.metadata?.namespace, expected, `${object.kind ?? ''}/${object.metadata?.name ?? ''}`);
+    }
+    const namespace = named(objects, 'Namespace', NAMESPACE);
+    assert.equal(namespace.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+  });
+
+  it('grants exactly the rules each code path needs, and binds each role to its own ServiceAccount', () => {
+    const granted: Record<string, string[]> = {};
+    for (const role of [...byKind<V1ClusterRole>(objects, 'ClusterRole'), ...byKind<V1Role>(objects, 'Role')]) {
+      granted[`${role.kind ?? ''}/${role.metadata?.name ?? ''}`] = ruleLines(role.rules);
+    }
+    assert.deepEqual(granted, EXPECTED_RULES);
+
+    const bindings = [
+      ...byKind<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding'),
+      ...byKind<V1RoleBinding>(objects, 'RoleBinding'),
+    ].map((binding) => ({
+      role: `${binding.roleRef.kind}/${binding.roleRef.name}`,
+      subjects: (binding.subjects ?? []).map((s) => `${s.kind}:${s.namespace ?? ''}/${s.name}`),
+    }));
+    assert.deepEqual(
+      bindings.sort((a, b) => a.role.localeCompare(b.role)),
+      [
+        { role: 'ClusterRole/eniflow-watcher', subjects: ['ServiceAccount:eniflow-system/eniflow-watcher'] },
+        { role: 'ClusterRole/eniflow-worker', subjects: ['ServiceAccount:eniflow-system/eniflow-worker'] },
+        { role: 'Role/eniflow-watcher-leader-election', subjects: ['ServiceAccount:eniflow-system/eniflow-watcher'] },
+      ],
+    );
+    const roleBinding = named(objects, 'RoleBinding', 'eniflow-watcher-leader-election') as V1RoleBinding;
+    assert.equal(roleBinding.metadata?.namespace, NAMESPACE, 'the Lease grant is limited to its own namespace');
+  });
+
+  for (const component of ['worker', 'watcher'] as const) {
+    it(`runs the ${component} hardened (non-root, read-only root, no capabilities, seccomp) and configured`, () => {
+      const deployment = named(objects, 'Deployment', `eniflow-${component}`) as V1Deployment;
+      const pod = deployment.spec?.template.spec;
+      assert.ok(pod);
+      assert.equal(pod.serviceAccountName, `eniflow-${component}`);
+      assert.deepEqual(
+        {
+          runAsNonRoot: pod.securityContext?.runAsNonRoot,
+          runAsUser: pod.securityContext?.runAsUser,
+          seccomp: pod.securityContext?.seccompProfile?.type,
+        },
+        { runAsNonRoot: true, runAsUser: UID, seccomp: 'RuntimeDefault' },
+      );
+      assert.equal(pod.containers.length, 1);
+      const [container] = pod.containers;
+      assert.ok(container);
+      assert.deepEqual(container.command, ['node', '--import', 'tsx', `src/${component}/main.ts`]);
+      assert.equal(container.image, 'eniflow:0.1.0');
+      assert.deepEqual(
+        {
+          allowPrivilegeEscalation: container.securityContext?.allowPrivilegeEscalation,
+          readOnlyRootFilesystem: container.securityContext?.readOnlyRootFilesystem,
+          privileged: container.securityContext?.privileged,
+          drop: container.securityContext?.capabilities?.drop,
+          add: container.securityContext?.capabilities?.add,
+        },
+        {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          privileged: false,
+          drop: ['ALL'],
+          add: undefined,
+        },
+      );
+      const tmpMount = container.volumeMounts?.find((mount) => mount.mountPath === '/tmp');
+      assert.ok(tmpMount, '/tmp is writable');
+      assert.ok(pod.volumes?.find((volume) => volume.name === tmpMount.name)?.emptyDir, '/tmp is an emptyDir');
+      assert.ok(container.resources?.requests?.['cpu'] !== undefined && container.resources.requests['memory']);
+      assert.ok(container.resources.limits?.['memory'], 'a memory limit');
+      if (component === 'worker') {
+        assert.ok(container.readinessProbe && container.livenessProbe, 'both probes');
+        const metricsPort = container.ports?.find((port) => port.name === 'metrics')?.containerPort;
+        const metricsAddress = container.env?.find((env) => env.name === 'METRICS_ADDRESS')?.value;
+        assert.equal(metricsAddress, `0.0.0.0:${metricsPort ?? 'none'}`, 'the probes hit the port the worker serves');
+        for (const probe of [container.readinessProbe, container.livenessProbe]) {
+          assert.deepEqual([probe.httpGet?.path, probe.httpGet?.port], ['/metrics', 'metrics']);
+        }
+      } else {
+        // The watcher serves no endpoint yet (watcher-deployment.yaml says why there is no probe).
+        assert.deepEqual(
+          [container.readinessProbe, container.livenessProbe, container.ports],
+          [undefined, undefined, undefined],
+        );
+        const fromPod = Object.fromEntries(
+          (container.env ?? []).map((env) => [env.name, env.valueFrom?.fieldRef?.fieldPath ?? env.value]),
+        );
+        assert.deepEqual(fromPod, { LEASE_NAMESPACE: 'metadata.namespace', POD_NAME: 'metadata.name' });
+      }
+      assert.deepEqual(
+        container.envFrom?.map((source) => [
+          source.configMapRef?.name ?? source.secretRef?.name,
+          source.configMapRef?.optional ?? source.secretRef?.optional ?? false,
+        ]),
+        component === 'worker'
+          ? [
+              ['eniflow-config', false],
+              ['eniflow-credentials', true],
+            ]
+          : [['eniflow-config', false]],
+      );
+      const tls = pod.volumes?.find((volume) => volume.secret?.secretName === 'eniflow-temporal-tls');
+      assert.equal(tls?.secret?.optional, true, 'TLS to Temporal is optional');
+    });
+  }
+
+  it('configures only variables the worker reads, including the required region', () => {
+    const config = named(objects, 'ConfigMap', 'eniflow-config') as V1ConfigMap;
+    const keys = Object.keys(config.data ?? {});
+    assert.ok(keys.includes('ECS_REGION_ID'));
+    assert.deepEqual(
+      keys.filter((key) => !(key in WORKER_ENV)),
+      [],
+    );
+    assert.ok(existsSync(`${REPO_ROOT}src/worker/main.ts`), 'the worker command names a real file');
+  });
+
+  it('ships the CRD unchanged from deploy/crd', async () => {
+    const [fromFile] = loadAllYaml(await readRepoFile('deploy/crd/network.alibabacloud.com_nodes.yaml')) as unknown[];
+    const rendered = named(objects, 'CustomResourceDefinition', 'nodes.network.alibabacloud.com');
+    assert.deepEqual(JSON.parse(JSON.stringify(rendered)), JSON.parse(JSON.stringify(fromFile)));
+  });
+});
+
+describe('deploy/secret.example.yaml', () => {
+  it('holds placeholders only, for the Secrets the Deployments reference', async () => {
+    const secrets = loadAllYaml(await readRepoFile('deploy/secret.example.yaml')) as V1Secret[];
+    assert.deepEqual(
+      secrets.map(
+        (secret) => `${secret.kind ?? ''}/${secret.metadata?.namespace ?? ''}/${secret.metadata?.name ?? ''}`,
+      ),
+      ['Secret/eniflow-system/eniflow-credentials', 'Secret/eniflow-system/eniflow-temporal-tls'],
+    );
+    for (const secret of secrets) {
+      assert.equal(secret.data, undefined, 'no base64 blobs that could hide a real value');
+      for (const [key, value] of Object.entries(secret.stringData ?? {})) {
+        assert.match(value, /EXAMPLE/, `${secret.metadata?.name ?? ''}.${key} is an example value`);
+      }
+    }
+    const keys = Object.keys(secrets[0]?.stringData ?? {});
+    assert.deepEqual(keys, ['ALIBABA_CLOUD_ACCESS_KEY_ID', 'ALIBABA_CLOUD_ACCESS_KEY_SECRET']);
+    assert.ok(keys.every((key) => key in WORKER_ENV));
+  });
+});
+
+describe('deploy/Dockerfile', () => {
+  it('builds on Node 20 slim, runs as the non-root UID of the Deployments, and starts through tsx', async () => {
+    const dockerfile = await readRepoFile('deploy/Dockerfile');
+    const images = [...dockerfile.matchAll(/^ARG NODE_IMAGE=(\S+)$/gm)].map((match) => match[1]);
+    assert.equal(images.length, 1);
+    assert.match(images[0] ?? '', /^node:20\.\d+\.\d+-bookworm-slim$/);
+    assert.equal([...dockerfile.matchAll(/^FROM \$\{NODE_IMAGE\}/gm)].length, 2, 'multi-stage, one base');
+    assert.deepEqual(
+      [...dockerfile.matchAll(/^USER (.+)$/gm)].map((match) => match[1]),
+      [`${UID}:${UID}`],
+    );
+    assert.match(dockerfile, /^ENTRYPOINT \["node", "--import", "tsx"\]$/m);
+    assert.match(dockerfile, /npm prune --omit=dev/);
+    assert.match(dockerfile, /^COPY src \.\/src$/m);
+  });
+});
