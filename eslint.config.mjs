@@ -118,6 +118,11 @@ export default tseslint.config(
               group: ['../activities/*', '@alicloud/*', '@darabonba/*', '@temporalio/worker', '@temporalio/activity'],
               message: 'The watcher only talks to Kubernetes and the Temporal client.',
             },
+            {
+              group: ['../workflows/*', '!../workflows/messages.js', '!../workflows/workflow-ids.js'],
+              allowTypeImports: true,
+              message: 'The watcher sees workflows through messages.ts, workflow-ids.ts and types only.',
+            },
           ],
         },
       ],

@@ -66,7 +66,10 @@ function stopSignal(): Promise<string> {
   // The listeners stay: Ctrl-C can arrive twice (terminal and npm), and a second one must not kill the process
   // before everything has stopped.
   return new Promise((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => { resolve(signal); });
+    for (const signal of ['SIGINT', 'SIGTERM'] as const)
+      process.on(signal, () => {
+        resolve(signal);
+      });
   });
 }
 

@@ -63,11 +63,11 @@ export function coreNodeView(node: V1Node): CoreNodeView {
 /** The node change a pod event means, or undefined when nothing that matters changed (e.g. only labels). */
 export function podChange(before: PodView | undefined, after: PodView | undefined): NodeChange | undefined {
   if (after === undefined) {
-    if (before === undefined || before.nodeName === '') return undefined;
-    return { nodeName: before.nodeName, reason: 'pod-deleted', pod: 'deleted' };
+    const nodeName = before?.nodeName ?? '';
+    return nodeName === '' ? undefined : { nodeName, reason: 'pod-deleted', pod: 'deleted' };
   }
   if (after.nodeName === '') return undefined;
-  if (before === undefined || before.nodeName !== after.nodeName) {
+  if (before?.nodeName !== after.nodeName) {
     return { nodeName: after.nodeName, reason: 'pod-added', pod: 'added' };
   }
   if (before.phase !== after.phase || before.ips !== after.ips) {

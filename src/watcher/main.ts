@@ -1,0 +1,245 @@
+/**
+ * The watcher: informers on Node CRs, bound Pods and core Nodes turn relevant changes into coalesced `reconcile`
+ * signals (`signalWithStart`) of each node's workflow. Only the replica holding the Lease signals.
+ *
+ * Run: `node --import tsx src/watcher/main.ts` (environment in {@link WATCHER_ENV}).
+ */
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { KubernetesListObject, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+
+import { ConfigError } from '../config.js';
+import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
+import { createLogger } from '../logger.js';
+import type { Logger } from '../logger.js';
+import { LeaderElector } from './leader-elector.js';
+import type { LeaderCounters } from './leader-elector.js';
+import { coreNodeChange, coreNodeView, nodeCrChange, nodeCrView, podChange, podView } from './relevant-changes.js';
+import type { NodeCrObject } from './relevant-changes.js';
+import { ResourceInformer } from './resource-informer.js';
+import type { InformerCounters } from './resource-informer.js';
+import { SignalDispatcher } from './signal-dispatcher.js';
+import type { SignalCounters } from './signal-dispatcher.js';
+import { loadWatcherConfig } from './watcher-config.js';
+import type { WatcherConfig } from './watcher-config.js';
+import { TemporalWorkflowGateway } from './workflow-gateway.js';
+import type { WorkflowGateway } from './workflow-gateway.js';
+
+export { loadWatcherConfig, WATCHER_ENV } from './watcher-config.js';
+export type { WatcherConfig } from './watcher-config.js';
+
+/** Only pods bound to a node matter; the apiserver filters the rest out of both list and watch. */
+export const BOUND_PODS_FIELD_SELECTOR = 'spec.nodeName!=';
+
+/** What a running watcher reports, for tests and (later) Prometheus. */
+export interface WatcherMetrics extends SignalCounters {
+  isLeader: boolean;
+  leader: LeaderCounters;
+  informers: { pods: InformerCounters; nodeCrs: InformerCounters; coreNodes: InformerCounters };
+}
+
+/** A running watcher. */
+export interface WatcherHandle {
+  readonly identity: string;
+  /** Resolves once every informer has listed once. */
+  readonly synced: Promise<void>;
+  isLeader(): boolean;
+  metrics(): WatcherMetrics;
+  /** Signals this replica sent for a node. */
+  signalsFor(nodeName: string): number;
+  /**
+   * Stops informers, signalling and campaigning. `releaseLease` (default true, a graceful shutdown) gives up a
+   * held lease so another replica takes over at once; false leaves it to expire, as a crash would.
+   */
+  stop(options?: { releaseLease?: boolean }): Promise<void>;
+}
+
+/** What tests (or `npm start`, in-process) may supply instead of building it from the config. */
+export interface WatcherDependencies {
+  kubeConfig?: KubeConfig;
+  temporalClient?: Client;
+  gateway?: WorkflowGateway;
+  logger?: Logger;
+}
+
+/** Starts the watcher: informers at once, signalling when (and while) this replica holds the lease. */
+export async function runWatcher(
+  config: WatcherConfig,
+  dependencies: WatcherDependencies = {},
+): Promise<WatcherHandle> {
+  const logger = dependencies.logger ?? createLogger({ name: 'eniflow-watcher', level: config.logLevel });
+  const kubeConfig = dependencies.kubeConfig ?? loadKubeConfig(config);
+  let connection: Connection | undefined;
+  let gateway = dependencies.gateway;
+  if (gateway === undefined) {
+    let client = dependencies.temporalClient;
+    if (client === undefined) {
+      connection = await Connection.connect({
+        address: config.temporal.address,
+        ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
+        ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+      });
+      client = new Client({ connection, namespace: config.temporal.namespace });
+    }
+    gateway = new TemporalWorkflowGateway({ client, taskQueue: config.temporal.taskQueue });
+  }
+
+  const dispatcher = new SignalDispatcher({
+    gateway,
+    logger,
+    windowMs: config.coalesceWindowMs,
+    maxDelayMs: config.coalesceMaxDelayMs,
+  });
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+  const common = { kubeConfig, logger, watch: config.watch, onChange: dispatcher.enqueue.bind(dispatcher) };
+
+  const pods = new ResourceInformer<V1Pod, ReturnType<typeof podView>>({
+    ...common,
+    name: 'pods',
+    path: '/api/v1/pods',
+    fieldSelector: BOUND_PODS_FIELD_SELECTOR,
+    list: () => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS_FIELD_SELECTOR }),
+    view: podView,
+    change: podChange,
+  });
+  const nodeCrs = new ResourceInformer<NodeCrObject & KubernetesObject, ReturnType<typeof nodeCrView>>({
+    ...common,
+    name: 'node-crs',
+    path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
+    list: async () =>
+      (await customObjects.listClusterCustomObject({
+        group: NODE_CR_GROUP,
+        version: NODE_CR_VERSION,
+        plural: NODE_CR_PLURAL,
+      })) as KubernetesListObject<NodeCrObject & KubernetesObject>,
+    view: nodeCrView,
+    change: nodeCrChange,
+  });
+  const coreNodes = new ResourceInformer<V1Node, ReturnType<typeof coreNodeView>>({
+    ...common,
+    name: 'core-nodes',
+    path: '/api/v1/nodes',
+    list: () => core.listNode(),
+    view: coreNodeView,
+    change: coreNodeChange,
+  });
+  const informers = [pods, nodeCrs, coreNodes];
+  const synced = Promise.all(informers.map((informer) => informer.synced)).then(() => undefined);
+
+  const signalEveryNode = async (): Promise<void> => {
+    await synced;
+    if (!elector.isLeader()) return;
+    const names = new Set([...nodeCrs.nodeNames(), ...coreNodes.nodeNames()]);
+    logger.info({ nodes: names.size }, 'Signalling every node once');
+    for (const nodeName of names) dispatcher.enqueue({ nodeName, reason: 'watcher-start' });
+  };
+  const elector = new LeaderElector({
+    kubeConfig,
+    namespace: config.lease.namespace,
+    name: config.lease.name,
+    identity: config.lease.identity,
+    leaseDurationMs: config.lease.durationMs,
+    renewDeadlineMs: config.lease.renewDeadlineMs,
+    retryPeriodMs: config.lease.retryPeriodMs,
+    logger,
+    onStartedLeading: () => {
+      dispatcher.setActive(true);
+      void signalEveryNode();
+    },
+    onStoppedLeading: () => {
+      dispatcher.setActive(false);
+    },
+  });
+
+  for (const informer of informers) informer.start();
+  elector.start();
+  logger.info(
+    {
+      identity: config.lease.identity,
+      lease: `${config.lease.namespace}/${config.lease.name}`,
+      taskQueue: config.temporal.taskQueue,
+      coalesceWindowMs: config.coalesceWindowMs,
+    },
+    'Watcher started',
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    identity: config.lease.identity,
+    synced,
+    isLeader: () => elector.isLeader(),
+    signalsFor: (nodeName) => dispatcher.signalsFor(nodeName),
+    metrics: () => ({
+      ...dispatcher.counters,
+      isLeader: elector.isLeader(),
+      leader: { ...elector.counters },
+      informers: { pods: pods.counters(), nodeCrs: nodeCrs.counters(), coreNodes: coreNodes.counters() },
+    }),
+    stop: (options = {}) => {
+      stopping ??= (async () => {
+        await Promise.all(informers.map((informer) => informer.stop()));
+        // No signal may leave after the lease is released: the next leader starts by signalling every node.
+        await dispatcher.stop();
+        await elector.stop({ release: options.releaseLease ?? true });
+        await connection?.close();
+        logger.info({ identity: config.lease.identity }, 'Watcher stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+function loadKubeConfig(config: WatcherConfig): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (config.kubeconfigPath === undefined) kubeConfig.loadFromDefault();
+  else kubeConfig.loadFromFile(config.kubeconfigPath);
+  return kubeConfig;
+}
+
+async function main(): Promise<void> {
+  let config: WatcherConfig;
+  try {
+    config = loadWatcherConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`eniflow watcher: ${error.message}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger({ name: 'eniflow-watcher', level: config.logLevel });
+  const watcher = await runWatcher(config, { logger });
+  const shutdown = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'Shutting down');
+    watcher.stop({ releaseLease: true }).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'Shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+function isProcessEntry(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isProcessEntry()) {
+  main().catch((error: unknown) => {
+    process.stderr.write(
+      `eniflow watcher: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}

@@ -1,0 +1,192 @@
+import { ListWatch } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+
+import type { Logger } from '../logger.js';
+import type { NodeChange } from './coalescer.js';
+import { KubeWatch } from './kube-watch.js';
+
+/** Counters of one informer, for tests and metrics. */
+export interface InformerCounters {
+  /** Successful lists: the first one, then one per relist (after a 410 or a restart without resourceVersion). */
+  lists: number;
+  /** Watches answered 410 Gone. */
+  expired: number;
+  /** Watches ended by the idle watchdog. */
+  idleTimeouts: number;
+  /** Errors that stopped the informer (list failures, watch HTTP errors, network errors). */
+  errors: number;
+  /** Restarts after such errors. */
+  restarts: number;
+  /** Watch requests made. */
+  watchRequests: number;
+}
+
+export interface ResourceInformerOptions<T extends KubernetesObject, V extends { nodeName: string }> {
+  /** e.g. `pods`, for logs and metrics. */
+  name: string;
+  kubeConfig: KubeConfig;
+  /** The watch path, e.g. `/api/v1/pods`. */
+  path: string;
+  /** Lists the same objects the watch selects (same field selector). */
+  list: () => Promise<KubernetesListObject<T>>;
+  fieldSelector?: string;
+  /** Projects an object onto what matters; only projections are kept. */
+  view: (object: T) => V;
+  /** The node change between two projections (undefined = not relevant). */
+  change: (before: V | undefined, after: V | undefined) => NodeChange | undefined;
+  onChange: (change: NodeChange) => void;
+  logger: Logger;
+  watch: { serverTimeoutSeconds: number; idleTimeoutMs: number };
+  /** Restart delay after an error: doubles from `initialMs` up to `maxMs`, reset by the next good list or event. */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+/**
+ * An informer on client-node's `ListWatch` (list, then watch from the list's resourceVersion; relist on 410) that
+ * also restarts after any other error with backoff, ends silent watches (see {@link KubeWatch}), and turns every
+ * add/update/delete into a {@link NodeChange} by comparing projections. Changes of the first list are not reported:
+ * the caller reads {@link nodeNames} once {@link synced} resolves. A relist reports objects that vanished.
+ */
+export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: string }> {
+  readonly synced: Promise<void>;
+  private readonly options: ResourceInformerOptions<T, V>;
+  private readonly views = new Map<string, V>();
+  private readonly kubeWatch: KubeWatch;
+  private readonly listWatch: ListWatch<T>;
+  private readonly counts = { lists: 0, errors: 0, restarts: 0 };
+  private markSynced: () => void = () => undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private backoffMs: number;
+  private stopped = false;
+
+  constructor(options: ResourceInformerOptions<T, V>) {
+    this.options = options;
+    this.backoffMs = options.backoff?.initialMs ?? 1_000;
+    this.synced = new Promise((resolve) => {
+      this.markSynced = resolve;
+    });
+    this.kubeWatch = new KubeWatch({ kubeConfig: options.kubeConfig, ...options.watch });
+    this.listWatch = new ListWatch<T>(
+      options.path,
+      this.kubeWatch,
+      () => this.listAndDiff(),
+      false,
+      undefined,
+      options.fieldSelector,
+    );
+    this.listWatch.on('add', (object) => {
+      this.observe(object);
+    });
+    this.listWatch.on('update', (object) => {
+      this.observe(object);
+    });
+    this.listWatch.on('delete', (object) => {
+      this.forget(keyOf(object));
+    });
+    this.listWatch.on('connect', () => {
+      this.options.logger.debug(
+        { informer: options.name, resourceVersion: this.listWatch.latestResourceVersion() },
+        'Informer connecting',
+      );
+    });
+    this.listWatch.on('error', (error: unknown) => {
+      this.onError(error);
+    });
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    await this.listWatch.stop();
+  }
+
+  /** Node names the current objects refer to. */
+  nodeNames(): Set<string> {
+    const names = new Set<string>();
+    for (const view of this.views.values()) if (view.nodeName !== '') names.add(view.nodeName);
+    return names;
+  }
+
+  counters(): InformerCounters {
+    const watch = this.kubeWatch.counters;
+    return {
+      ...this.counts,
+      expired: watch.expired,
+      idleTimeouts: watch.idleTimeouts,
+      watchRequests: watch.requests,
+    };
+  }
+
+  private run(): void {
+    this.listWatch.start().catch((error: unknown) => {
+      this.onError(error);
+    });
+  }
+
+  /** ListWatch's list function: lists, reports what vanished since the last view, then updates the views. */
+  private async listAndDiff(): Promise<KubernetesListObject<T>> {
+    const list = await this.options.list();
+    const initial = this.counts.lists === 0;
+    this.counts.lists += 1;
+    this.backoffMs = this.options.backoff?.initialMs ?? 1_000;
+    const present = new Set(list.items.map((item) => keyOf(item)));
+    for (const key of [...this.views.keys()]) if (!present.has(key)) this.forget(key);
+    for (const item of list.items) this.observe(item, { quiet: initial });
+    if (initial) {
+      this.options.logger.info({ informer: this.options.name, objects: list.items.length }, 'Informer synced');
+      this.markSynced();
+    } else {
+      this.options.logger.info({ informer: this.options.name, objects: list.items.length }, 'Informer relisted');
+    }
+    return list;
+  }
+
+  private observe(object: T, options: { quiet?: boolean } = {}): void {
+    if (this.stopped) return;
+    const key = keyOf(object);
+    const after = this.options.view(object);
+    const before = this.views.get(key);
+    this.views.set(key, after);
+    this.backoffMs = this.options.backoff?.initialMs ?? 1_000;
+    if (options.quiet === true) return;
+    const change = this.options.change(before, after);
+    if (change !== undefined) this.options.onChange(change);
+  }
+
+  private forget(key: string): void {
+    if (this.stopped) return;
+    const before = this.views.get(key);
+    if (before === undefined) return;
+    this.views.delete(key);
+    const change = this.options.change(before, undefined);
+    if (change !== undefined) this.options.onChange(change);
+  }
+
+  private onError(error: unknown): void {
+    if (this.stopped) return;
+    this.counts.errors += 1;
+    const delayMs = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, this.options.backoff?.maxMs ?? 30_000);
+    this.options.logger.warn(
+      { informer: this.options.name, err: error, restartInMs: delayMs },
+      'Informer stopped on an error; restarting',
+    );
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      if (this.stopped) return;
+      this.counts.restarts += 1;
+      this.run();
+    }, delayMs);
+  }
+}
+
+function keyOf(object: KubernetesObject): string {
+  const namespace = object.metadata?.namespace ?? '';
+  const name = object.metadata?.name ?? '';
+  return namespace === '' ? name : `${namespace}/${name}`;
+}

@@ -1,0 +1,192 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+import { ConfigError } from '../config.js';
+import { DEFAULT_TASK_QUEUE } from '../workflows/workflow-ids.js';
+
+/** Everything the watcher process needs, parsed once from the environment. */
+export interface WatcherConfig {
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    tls?: {
+      serverRootCaCertificate?: Buffer;
+      clientCertPair?: { crt: Buffer; key: Buffer };
+      serverNameOverride?: string;
+    };
+    apiKey?: string;
+  };
+  /** Path of a kubeconfig; absent → `~/.kube/config`, then in-cluster. */
+  kubeconfigPath?: string;
+  lease: {
+    namespace: string;
+    name: string;
+    identity: string;
+    durationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+  /** Changes for one node are merged until it has been quiet this long… */
+  coalesceWindowMs: number;
+  /** …or its oldest unsent change is this old. */
+  coalesceMaxDelayMs: number;
+  watch: {
+    /** Asked of the server per watch; the informer resumes from its resourceVersion after it. */
+    serverTimeoutSeconds: number;
+    /** The watchdog: a watch with no event or bookmark for this long is ended and resumed. */
+    idleTimeoutMs: number;
+  };
+  logLevel: string;
+}
+
+/** The environment variables the watcher reads, with their meaning. */
+export const WATCHER_ENV = {
+  KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
+  TEMPORAL_ADDRESS: 'Temporal frontend `host:port` (default `127.0.0.1:7233`)',
+  TEMPORAL_NAMESPACE: 'Temporal namespace (default `default`)',
+  TEMPORAL_TASK_QUEUE: `task queue of the node workflows (default \`${DEFAULT_TASK_QUEUE}\`)`,
+  TEMPORAL_TLS_CA: 'PEM file of the CA for the Temporal server certificate (enables TLS)',
+  TEMPORAL_TLS_CERT: 'PEM client certificate for mTLS (with `TEMPORAL_TLS_KEY`)',
+  TEMPORAL_TLS_KEY: 'PEM client key for mTLS',
+  TEMPORAL_TLS_SERVER_NAME: 'server name to verify instead of the address host',
+  TEMPORAL_API_KEY: 'API key for Temporal Cloud (enables TLS)',
+  LEASE_NAMESPACE: 'namespace of the leader-election Lease (default `kube-system`)',
+  LEASE_NAME: 'name of the Lease (default `eniflow-watcher`)',
+  POD_IDENTITY: 'this replica’s holder identity (default `POD_NAME`, then the hostname)',
+  LEASE_DURATION_SECONDS: 'how long a lease holds without renewal before another replica takes it (default 15)',
+  RENEW_DEADLINE_SECONDS: 'the leader steps down when it could not renew for this long (default 10)',
+  RETRY_PERIOD_SECONDS: 'pause between acquire/renew attempts (default 2)',
+  COALESCE_WINDOW_MS: 'a node is signalled once its changes have been quiet this long (default 200)',
+  COALESCE_MAX_DELAY_MS: 'and at the latest this long after its first unsent change (default 10 × the window)',
+  WATCH_TIMEOUT_SECONDS: 'server-side timeout of each watch request (default 300)',
+  WATCH_IDLE_TIMEOUT_SECONDS: 'watchdog: resume a watch silent this long, bookmarks included (default 90)',
+  LOG_LEVEL: 'pino level (default `info`)',
+} as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+type WatcherEnvName = keyof typeof WATCHER_ENV;
+
+function positiveNumber(input: {
+  env: Env;
+  name: WatcherEnvName;
+  fallback: number;
+  problems: string[];
+  integer?: boolean;
+}): number {
+  const { env, name, fallback, problems } = input;
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0 || (input.integer === true && !Number.isInteger(value))) {
+    problems.push(`${name} must be a positive ${input.integer === true ? 'integer' : 'number'}, got "${text}"`);
+    return fallback;
+  }
+  return value;
+}
+
+function readPem(input: { path: string; name: string; problems: string[] }): Buffer | undefined {
+  try {
+    return readFileSync(input.path);
+  } catch (error) {
+    input.problems.push(
+      `${input.name}: cannot read ${input.path} (${error instanceof Error ? error.message : String(error)})`,
+    );
+    return undefined;
+  }
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** Parses and checks the watcher's environment; throws a {@link ConfigError} listing every problem at once. */
+export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
+  const problems: string[] = [];
+  const valid = (name: WatcherEnvName): boolean => !problems.some((problem) => problem.startsWith(`${name} `));
+  const durationSeconds = positiveNumber({ env, name: 'LEASE_DURATION_SECONDS', fallback: 15, problems });
+  const renewSeconds = positiveNumber({ env, name: 'RENEW_DEADLINE_SECONDS', fallback: 10, problems });
+  const retrySeconds = positiveNumber({ env, name: 'RETRY_PERIOD_SECONDS', fallback: 2, problems });
+  // Relations are checked only between values that parsed, so a typo does not also report a fallback's relation.
+  if (valid('LEASE_DURATION_SECONDS') && valid('RENEW_DEADLINE_SECONDS') && renewSeconds >= durationSeconds) {
+    problems.push(
+      `RENEW_DEADLINE_SECONDS (${renewSeconds}) must be shorter than LEASE_DURATION_SECONDS (${durationSeconds})`,
+    );
+  }
+  if (valid('RENEW_DEADLINE_SECONDS') && valid('RETRY_PERIOD_SECONDS') && retrySeconds >= renewSeconds) {
+    problems.push(
+      `RETRY_PERIOD_SECONDS (${retrySeconds}) must be shorter than RENEW_DEADLINE_SECONDS (${renewSeconds})`,
+    );
+  }
+  const windowMs = positiveNumber({ env, name: 'COALESCE_WINDOW_MS', fallback: 200, problems, integer: true });
+  const maxDelayMs = positiveNumber({
+    env,
+    name: 'COALESCE_MAX_DELAY_MS',
+    fallback: windowMs * 10,
+    problems,
+    integer: true,
+  });
+  if (valid('COALESCE_WINDOW_MS') && valid('COALESCE_MAX_DELAY_MS') && maxDelayMs < windowMs) {
+    problems.push(`COALESCE_MAX_DELAY_MS (${maxDelayMs}) must not be shorter than COALESCE_WINDOW_MS (${windowMs})`);
+  }
+  const leaseNamespace = env['LEASE_NAMESPACE'] ?? 'kube-system';
+  const leaseName = env['LEASE_NAME'] ?? 'eniflow-watcher';
+  for (const [name, value] of [
+    ['LEASE_NAMESPACE', leaseNamespace],
+    ['LEASE_NAME', leaseName],
+  ] as const) {
+    if (!DNS_SUBDOMAIN.test(value)) problems.push(`${name} must be a DNS name (lower case), got "${value}"`);
+  }
+  const identity = env['POD_IDENTITY'] ?? env['POD_NAME'] ?? hostname();
+  if (identity === '') problems.push('POD_IDENTITY must not be empty');
+
+  const config: WatcherConfig = {
+    temporal: {
+      address: env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233',
+      namespace: env['TEMPORAL_NAMESPACE'] ?? 'default',
+      taskQueue: env['TEMPORAL_TASK_QUEUE'] ?? DEFAULT_TASK_QUEUE,
+    },
+    lease: {
+      namespace: leaseNamespace,
+      name: leaseName,
+      identity,
+      durationMs: durationSeconds * 1000,
+      renewDeadlineMs: renewSeconds * 1000,
+      retryPeriodMs: retrySeconds * 1000,
+    },
+    coalesceWindowMs: windowMs,
+    coalesceMaxDelayMs: maxDelayMs,
+    watch: {
+      serverTimeoutSeconds: positiveNumber({
+        env,
+        name: 'WATCH_TIMEOUT_SECONDS',
+        fallback: 300,
+        problems,
+        integer: true,
+      }),
+      idleTimeoutMs: positiveNumber({ env, name: 'WATCH_IDLE_TIMEOUT_SECONDS', fallback: 90, problems }) * 1000,
+    },
+    logLevel: env['LOG_LEVEL'] ?? 'info',
+  };
+  if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
+  const ca = env['TEMPORAL_TLS_CA'];
+  const cert = env['TEMPORAL_TLS_CERT'];
+  const key = env['TEMPORAL_TLS_KEY'];
+  const apiKey = env['TEMPORAL_API_KEY'];
+  if ((cert === undefined) !== (key === undefined)) problems.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
+  if (ca !== undefined || cert !== undefined || apiKey !== undefined) {
+    const tls: NonNullable<WatcherConfig['temporal']['tls']> = {};
+    if (ca !== undefined) {
+      const pem = readPem({ path: ca, name: 'TEMPORAL_TLS_CA', problems });
+      if (pem !== undefined) tls.serverRootCaCertificate = pem;
+    }
+    if (cert !== undefined && key !== undefined) {
+      const crt = readPem({ path: cert, name: 'TEMPORAL_TLS_CERT', problems });
+      const keyPem = readPem({ path: key, name: 'TEMPORAL_TLS_KEY', problems });
+      if (crt !== undefined && keyPem !== undefined) tls.clientCertPair = { crt, key: keyPem };
+    }
+    if (env['TEMPORAL_TLS_SERVER_NAME'] !== undefined) tls.serverNameOverride = env['TEMPORAL_TLS_SERVER_NAME'];
+    config.temporal.tls = tls;
+  }
+  if (apiKey !== undefined) config.temporal.apiKey = apiKey;
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

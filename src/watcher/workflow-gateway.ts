@@ -1,0 +1,37 @@
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+
+import { reconcileSignal } from '../workflows/messages.js';
+import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
+import { NODE_NAME_SEARCH_ATTRIBUTE, NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../workflows/workflow-ids.js';
+import type { NodeSignal } from './coalescer.js';
+
+/** The watcher's one way into Temporal: wake (and if needed start) a node's workflow. */
+export interface WorkflowGateway {
+  signalNode(signal: NodeSignal): Promise<void>;
+}
+
+/**
+ * {@link WorkflowGateway} over the Temporal client: `signalWithStart` of the node's workflow (id from
+ * `nodeWorkflowId`), so a node without a running workflow gets one.
+ */
+export class TemporalWorkflowGateway implements WorkflowGateway {
+  private readonly client: Client;
+  private readonly taskQueue: string;
+
+  constructor(options: { client: Client; taskQueue: string }) {
+    this.client = options.client;
+    this.taskQueue = options.taskQueue;
+  }
+
+  async signalNode(signal: NodeSignal): Promise<void> {
+    await this.client.workflow.signalWithStart<typeof nodeIpamWorkflow, [typeof signal.reason]>(NODE_WORKFLOW_TYPE, {
+      workflowId: nodeWorkflowId(signal.nodeName),
+      taskQueue: this.taskQueue,
+      args: [{ nodeName: signal.nodeName }],
+      signal: reconcileSignal,
+      signalArgs: [signal.reason],
+      typedSearchAttributes: new TypedSearchAttributes([{ key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName }]),
+    });
+  }
+}
