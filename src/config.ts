@@ -2,19 +2,34 @@ import { readFileSync } from 'node:fs';
 
 import { DEFAULT_TASK_QUEUE } from './workflows/workflow-ids.js';
 
+/** How to reach Temporal, shared by the worker and the watcher. */
+export interface TemporalConnectionConfig {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  tls?: {
+    serverRootCaCertificate?: Buffer;
+    clientCertPair?: { crt: Buffer; key: Buffer };
+    serverNameOverride?: string;
+  };
+  apiKey?: string;
+}
+
+/** The Temporal variables every process reads, with their meaning. */
+export const TEMPORAL_ENV = {
+  TEMPORAL_ADDRESS: 'Temporal frontend `host:port` (default `127.0.0.1:7233`)',
+  TEMPORAL_NAMESPACE: 'Temporal namespace (default `default`)',
+  TEMPORAL_TASK_QUEUE: `task queue of the node workflows (default \`${DEFAULT_TASK_QUEUE}\`)`,
+  TEMPORAL_TLS_CA: 'PEM file of the CA for the Temporal server certificate (enables TLS)',
+  TEMPORAL_TLS_CERT: 'PEM client certificate for mTLS (with `TEMPORAL_TLS_KEY`)',
+  TEMPORAL_TLS_KEY: 'PEM client key for mTLS',
+  TEMPORAL_TLS_SERVER_NAME: 'server name to verify instead of the address host',
+  TEMPORAL_API_KEY: 'API key for Temporal Cloud (enables TLS)',
+} as const;
+
 /** Everything the worker process needs, parsed once from the environment. */
 export interface WorkerConfig {
-  temporal: {
-    address: string;
-    namespace: string;
-    taskQueue: string;
-    tls?: {
-      serverRootCaCertificate?: Buffer;
-      clientCertPair?: { crt: Buffer; key: Buffer };
-      serverNameOverride?: string;
-    };
-    apiKey?: string;
-  };
+  temporal: TemporalConnectionConfig;
   ecs: {
     regionId: string;
     ecsEndpoint?: string;
@@ -33,14 +48,7 @@ export interface WorkerConfig {
 
 /** The environment variables the worker reads, with their meaning (the README table is generated from this). */
 export const WORKER_ENV = {
-  TEMPORAL_ADDRESS: 'Temporal frontend `host:port` (default `127.0.0.1:7233`)',
-  TEMPORAL_NAMESPACE: 'Temporal namespace (default `default`)',
-  TEMPORAL_TASK_QUEUE: `task queue of the node workflows (default \`${DEFAULT_TASK_QUEUE}\`)`,
-  TEMPORAL_TLS_CA: 'PEM file of the CA for the Temporal server certificate (enables TLS)',
-  TEMPORAL_TLS_CERT: 'PEM client certificate for mTLS (with `TEMPORAL_TLS_KEY`)',
-  TEMPORAL_TLS_KEY: 'PEM client key for mTLS',
-  TEMPORAL_TLS_SERVER_NAME: 'server name to verify instead of the address host',
-  TEMPORAL_API_KEY: 'API key for Temporal Cloud (enables TLS)',
+  ...TEMPORAL_ENV,
   ECS_REGION_ID: 'Alibaba Cloud region, e.g. `cn-hangzhou` (required)',
   ECS_ENDPOINT: 'ECS endpoint `host[:port]` (default: the SDK regional endpoint)',
   VPC_ENDPOINT: 'VPC endpoint `host[:port]` (default: `ECS_ENDPOINT` if set, else regional)',
@@ -102,11 +110,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     problems.push('ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET go together');
   }
   const config: WorkerConfig = {
-    temporal: {
-      address: env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233',
-      namespace: env['TEMPORAL_NAMESPACE'] ?? 'default',
-      taskQueue: env['TEMPORAL_TASK_QUEUE'] ?? DEFAULT_TASK_QUEUE,
-    },
+    temporal: loadTemporalConnectionConfig(env, problems),
     ecs: {
       regionId,
       protocol: protocol === 'http' ? 'http' : 'https',
@@ -127,13 +131,24 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
   if (env['METRICS_ADDRESS'] !== undefined && env['METRICS_ADDRESS'] !== '')
     config.metricsAddress = env['METRICS_ADDRESS'];
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Parses the Temporal connection variables, adding any problem to `problems` (reported with the rest). */
+export function loadTemporalConnectionConfig(env: Env, problems: string[]): TemporalConnectionConfig {
+  const config: TemporalConnectionConfig = {
+    address: env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233',
+    namespace: env['TEMPORAL_NAMESPACE'] ?? 'default',
+    taskQueue: env['TEMPORAL_TASK_QUEUE'] ?? DEFAULT_TASK_QUEUE,
+  };
   const ca = env['TEMPORAL_TLS_CA'];
   const cert = env['TEMPORAL_TLS_CERT'];
   const key = env['TEMPORAL_TLS_KEY'];
   const apiKey = env['TEMPORAL_API_KEY'];
   if ((cert === undefined) !== (key === undefined)) problems.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
   if (ca !== undefined || cert !== undefined || apiKey !== undefined) {
-    const tls: NonNullable<WorkerConfig['temporal']['tls']> = {};
+    const tls: NonNullable<TemporalConnectionConfig['tls']> = {};
     if (ca !== undefined) {
       const pem = readPem(ca, 'TEMPORAL_TLS_CA', problems);
       if (pem !== undefined) tls.serverRootCaCertificate = pem;
@@ -144,9 +159,8 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       if (crt !== undefined && keyPem !== undefined) tls.clientCertPair = { crt, key: keyPem };
     }
     if (env['TEMPORAL_TLS_SERVER_NAME'] !== undefined) tls.serverNameOverride = env['TEMPORAL_TLS_SERVER_NAME'];
-    config.temporal.tls = tls;
+    config.tls = tls;
   }
-  if (apiKey !== undefined) config.temporal.apiKey = apiKey;
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (apiKey !== undefined) config.apiKey = apiKey;
   return config;
 }

@@ -1,22 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
-import { ConfigError } from '../config.js';
-import { DEFAULT_TASK_QUEUE } from '../workflows/workflow-ids.js';
+import { ConfigError, loadTemporalConnectionConfig, TEMPORAL_ENV } from '../config.js';
+import type { TemporalConnectionConfig } from '../config.js';
 
 /** Everything the watcher process needs, parsed once from the environment. */
 export interface WatcherConfig {
-  temporal: {
-    address: string;
-    namespace: string;
-    taskQueue: string;
-    tls?: {
-      serverRootCaCertificate?: Buffer;
-      clientCertPair?: { crt: Buffer; key: Buffer };
-      serverNameOverride?: string;
-    };
-    apiKey?: string;
-  };
+  temporal: TemporalConnectionConfig;
   /** Path of a kubeconfig; absent → `~/.kube/config`, then in-cluster. */
   kubeconfigPath?: string;
   lease: {
@@ -43,14 +32,7 @@ export interface WatcherConfig {
 /** The environment variables the watcher reads, with their meaning. */
 export const WATCHER_ENV = {
   KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
-  TEMPORAL_ADDRESS: 'Temporal frontend `host:port` (default `127.0.0.1:7233`)',
-  TEMPORAL_NAMESPACE: 'Temporal namespace (default `default`)',
-  TEMPORAL_TASK_QUEUE: `task queue of the node workflows (default \`${DEFAULT_TASK_QUEUE}\`)`,
-  TEMPORAL_TLS_CA: 'PEM file of the CA for the Temporal server certificate (enables TLS)',
-  TEMPORAL_TLS_CERT: 'PEM client certificate for mTLS (with `TEMPORAL_TLS_KEY`)',
-  TEMPORAL_TLS_KEY: 'PEM client key for mTLS',
-  TEMPORAL_TLS_SERVER_NAME: 'server name to verify instead of the address host',
-  TEMPORAL_API_KEY: 'API key for Temporal Cloud (enables TLS)',
+  ...TEMPORAL_ENV,
   LEASE_NAMESPACE: 'namespace of the leader-election Lease (default `kube-system`)',
   LEASE_NAME: 'name of the Lease (default `eniflow-watcher`)',
   POD_IDENTITY: 'this replica’s holder identity (default `POD_NAME`, then the hostname)',
@@ -83,17 +65,6 @@ function positiveNumber(input: {
     return fallback;
   }
   return value;
-}
-
-function readPem(input: { path: string; name: string; problems: string[] }): Buffer | undefined {
-  try {
-    return readFileSync(input.path);
-  } catch (error) {
-    input.problems.push(
-      `${input.name}: cannot read ${input.path} (${error instanceof Error ? error.message : String(error)})`,
-    );
-    return undefined;
-  }
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -139,11 +110,7 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
   if (identity === '') problems.push('POD_IDENTITY must not be empty');
 
   const config: WatcherConfig = {
-    temporal: {
-      address: env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233',
-      namespace: env['TEMPORAL_NAMESPACE'] ?? 'default',
-      taskQueue: env['TEMPORAL_TASK_QUEUE'] ?? DEFAULT_TASK_QUEUE,
-    },
+    temporal: loadTemporalConnectionConfig(env, problems),
     lease: {
       namespace: leaseNamespace,
       name: leaseName,
@@ -167,26 +134,6 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
     logLevel: env['LOG_LEVEL'] ?? 'info',
   };
   if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
-  const ca = env['TEMPORAL_TLS_CA'];
-  const cert = env['TEMPORAL_TLS_CERT'];
-  const key = env['TEMPORAL_TLS_KEY'];
-  const apiKey = env['TEMPORAL_API_KEY'];
-  if ((cert === undefined) !== (key === undefined)) problems.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
-  if (ca !== undefined || cert !== undefined || apiKey !== undefined) {
-    const tls: NonNullable<WatcherConfig['temporal']['tls']> = {};
-    if (ca !== undefined) {
-      const pem = readPem({ path: ca, name: 'TEMPORAL_TLS_CA', problems });
-      if (pem !== undefined) tls.serverRootCaCertificate = pem;
-    }
-    if (cert !== undefined && key !== undefined) {
-      const crt = readPem({ path: cert, name: 'TEMPORAL_TLS_CERT', problems });
-      const keyPem = readPem({ path: key, name: 'TEMPORAL_TLS_KEY', problems });
-      if (crt !== undefined && keyPem !== undefined) tls.clientCertPair = { crt, key: keyPem };
-    }
-    if (env['TEMPORAL_TLS_SERVER_NAME'] !== undefined) tls.serverNameOverride = env['TEMPORAL_TLS_SERVER_NAME'];
-    config.temporal.tls = tls;
-  }
-  if (apiKey !== undefined) config.temporal.apiKey = apiKey;
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
