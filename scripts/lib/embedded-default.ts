@@ -78,8 +78,16 @@ export async function runEmbeddedDefault(options: EmbeddedDefaultOptions): Promi
       if ('error' in summary) log(`summary unavailable: ${summary.error}`);
       else {
         const lines = formatDemoSummary(summary);
-        if (options.interactive) process.stdout.write(`\x1b[H\x1b[2J${lines.join('\n')}\n`);
-        else if (!announced) for (const line of lines) log(line);
+        if (options.interactive) {
+          // A redraw clears the screen, so it repeats what the user needs: where the UI is and how to stop.
+          const header = [
+            `eniflow on the embedded default — Temporal Web UI ${environment.temporalUiUrl} — Ctrl-C to stop`,
+            `kubectl: KUBECONFIG=${kubeconfigPath} kubectl get nodes.network.alibabacloud.com`,
+            '',
+          ];
+          const status = `${summary.podsWithIp}/${summary.podCount} demo pods have IPs`;
+          process.stdout.write(`\x1b[H\x1b[2J${[...header, ...lines, '', status].join('\n')}\n`);
+        } else if (!announced) for (const line of lines) log(line);
         if (!announced && summary.podsWithIp === summary.podCount) {
           announced = true;
           log(`demo ready: all ${summary.podCount} pods have IPs`);
