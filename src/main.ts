@@ -8,7 +8,8 @@ import { ConfigError, loadWorkerConfig } from './config.js';
 import type { WorkerConfig } from './config.js';
 import { createLogger } from './logger.js';
 import type { Logger } from './logger.js';
-import { loadWatcherConfig, runWatcher } from './watcher/main.js';
+import { startHealthServer } from './watcher/health-server.js';
+import { healthSourceOf, loadWatcherConfig, runWatcher } from './watcher/main.js';
 import { installTemporalRuntime, startWorker } from './worker/main.js';
 
 export const ROLES = ['all', 'worker', 'watcher'] as const;
@@ -56,8 +57,19 @@ async function startRoles(input: {
     running.push({ name: 'worker', done: worker.done, stop: () => worker.stop() });
   }
   if (input.role !== 'worker') {
-    const watcher = await runWatcher(loadWatcherConfig(input.env), { logger: input.logger.child({ role: 'watcher' }) });
-    running.push({ name: 'watcher', stop: () => watcher.stop() });
+    const config = loadWatcherConfig(input.env);
+    const logger = input.logger.child({ role: 'watcher' });
+    const watcher = await runWatcher(config, { logger });
+    const health =
+      config.healthAddress === undefined
+        ? undefined
+        : await startHealthServer({ address: config.healthAddress, source: healthSourceOf(watcher), logger });
+    running.push({
+      name: 'watcher',
+      stop: async () => {
+        await Promise.all([watcher.stop(), health?.close()]);
+      },
+    });
   }
   return running;
 }

@@ -15,6 +15,8 @@ import { ConfigError } from '../config.js';
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
+import { startHealthServer } from './health-server.js';
+import type { HealthSource } from './health-server.js';
 import { LeaderElector } from './leader-elector.js';
 import type { LeaderCounters } from './leader-elector.js';
 import { coreNodeChange, coreNodeView, nodeCrChange, nodeCrView, podChange, podView } from './relevant-changes.js';
@@ -211,9 +213,13 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ name: 'eniflow-watcher', level: config.logLevel });
   const watcher = await runWatcher(config, { logger });
+  const health =
+    config.healthAddress === undefined
+      ? undefined
+      : await startHealthServer({ address: config.healthAddress, source: healthSourceOf(watcher), logger });
   const shutdown = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'Shutting down');
-    watcher.stop({ releaseLease: true }).then(
+    Promise.all([watcher.stop({ releaseLease: true }), health?.close()]).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'Shutdown failed');
@@ -223,6 +229,15 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+}
+
+/** The health server's view of a running watcher. */
+export function healthSourceOf(watcher: WatcherHandle): HealthSource {
+  let synced = false;
+  void watcher.synced.then(() => {
+    synced = true;
+  });
+  return { isSynced: () => synced, metrics: () => watcher.metrics() };
 }
 
 function isProcessEntry(): boolean {

@@ -27,6 +27,8 @@ export interface WatcherConfig {
     idleTimeoutMs: number;
   };
   logLevel: string;
+  /** `host:port` of the health and metrics endpoint; absent → none. */
+  healthAddress?: string;
 }
 
 /** The environment variables the watcher reads, with their meaning. */
@@ -44,6 +46,7 @@ export const WATCHER_ENV = {
   WATCH_TIMEOUT_SECONDS: 'server-side timeout of each watch request (default 300)',
   WATCH_IDLE_TIMEOUT_SECONDS: 'watchdog: resume a watch silent this long, bookmarks included (default 90)',
   LOG_LEVEL: 'pino level (default `info`)',
+  HEALTH_ADDRESS: 'serve `/healthz`, `/readyz` and `/metrics` on this `host:port` (default off)',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -134,6 +137,11 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
     logLevel: env['LOG_LEVEL'] ?? 'info',
   };
   if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
+  const healthAddress = env['HEALTH_ADDRESS'];
+  if (healthAddress !== undefined && healthAddress !== '') {
+    if (!/^[^:]*:\d+$/.test(healthAddress)) problems.push(`HEALTH_ADDRESS must be host:port, got "${healthAddress}"`);
+    config.healthAddress = healthAddress;
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -173,15 +173,21 @@ describe('kubectl kustomize deploy', () => {
           assert.deepEqual([probe.httpGet?.path, probe.httpGet?.port], ['/metrics', 'metrics']);
         }
       } else {
-        // The watcher serves no endpoint yet (watcher-deployment.yaml says why there is no probe).
         assert.deepEqual(
-          [container.readinessProbe, container.livenessProbe, container.ports],
-          [undefined, undefined, undefined],
+          [container.readinessProbe?.httpGet?.path, container.livenessProbe?.httpGet?.path],
+          ['/readyz', '/healthz'],
         );
+        const healthPort = container.ports?.find((port) => port.name === 'health')?.containerPort;
+        const healthAddress = container.env?.find((env) => env.name === 'HEALTH_ADDRESS')?.value;
+        assert.equal(healthAddress, `0.0.0.0:${healthPort ?? 'none'}`, 'the probes hit the port the watcher serves');
         const fromPod = Object.fromEntries(
           (container.env ?? []).map((env) => [env.name, env.valueFrom?.fieldRef?.fieldPath ?? env.value]),
         );
-        assert.deepEqual(fromPod, { LEASE_NAMESPACE: 'metadata.namespace', POD_NAME: 'metadata.name' });
+        assert.deepEqual(fromPod, {
+          LEASE_NAMESPACE: 'metadata.namespace',
+          POD_NAME: 'metadata.name',
+          HEALTH_ADDRESS: healthAddress,
+        });
       }
       assert.deepEqual(
         container.envFrom?.map((source) => [
