@@ -13,11 +13,6 @@ export function nodeWorkflowId(nodeName: string): string {
   return `${WORKFLOW_ID_PREFIX}${nodeName}`;
 }
 
-/** The node name of a workflow id made by {@link nodeWorkflowId}, or undefined. */
-export function nodeNameOfWorkflowId(workflowId: string): string | undefined {
-  return workflowId.startsWith(WORKFLOW_ID_PREFIX) ? workflowId.slice(WORKFLOW_ID_PREFIX.length) : undefined;
-}
-
 /** Search attributes of node workflows (Keyword), to find a node's workflow in the Web UI or CLI. */
 export const NODE_NAME_SEARCH_ATTRIBUTE = defineSearchAttributeKey('NodeName', SearchAttributeType.KEYWORD);
 export const INSTANCE_ID_SEARCH_ATTRIBUTE = defineSearchAttributeKey('InstanceId', SearchAttributeType.KEYWORD);

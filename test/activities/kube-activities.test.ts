@@ -19,6 +19,7 @@ import {
   createNodeCr,
   createPodOnNode,
   createTestNamespace,
+  readyCondition,
   kubeTestClients,
   readNodeCr,
   uniqueName,
@@ -56,16 +57,7 @@ describe('readNodeSnapshot', () => {
     await createCoreNode(kube, {
       name: nodeName,
       labels: { 'k8s.aliyun.com/exclusive-mode-eni-type': 'default' },
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'KubeletReady',
-          message: 'ok',
-          lastHeartbeatTime: new Date(),
-          lastTransitionTime: new Date(),
-        },
-      ],
+      conditions: [readyCondition('ok')],
     });
     await createPodOnNode(kube, { namespace, name: 'mine', nodeName });
     await createPodOnNode(kube, { namespace, name: 'theirs', nodeName: other });
@@ -142,16 +134,7 @@ describe('node conditions, events, finalizer', () => {
     const nodeName = uniqueName('cond');
     await createCoreNode(kube, {
       name: nodeName,
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'KubeletReady',
-          message: 'ok',
-          lastHeartbeatTime: new Date(),
-          lastTransitionTime: new Date(),
-        },
-      ],
+      conditions: [readyCondition('ok')],
     });
     await run(() =>
       activities().patchNodeCondition({

@@ -22,6 +22,7 @@ import {
   createNodeCr,
   createPodOnNode,
   createTestNamespace,
+  readyCondition,
   deleteNodeCr,
   deletePodNow,
   kubeTestClients,
@@ -76,16 +77,7 @@ describe('watcher and worker together', () => {
     const namespace = await createTestNamespace(kube, 'together');
     await createCoreNode(kube, {
       name: nodeName,
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'KubeletReady',
-          message: 'test',
-          lastHeartbeatTime: new Date(),
-          lastTransitionTime: new Date(),
-        },
-      ],
+      conditions: [readyCondition('test')],
     });
     await createNodeCr(kube, {
       name: nodeName,

@@ -75,6 +75,19 @@ export async function createTestNamespace(clients: KubeTestClients, prefix: stri
   return name;
 }
 
+/** A `Ready=True` node condition, as a kubelet reports it (no kubelet runs here). */
+export function readyCondition(message = 'test node'): V1NodeCondition {
+  const now = new Date();
+  return {
+    type: 'Ready',
+    status: 'True',
+    reason: 'KubeletReady',
+    message,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  };
+}
+
 export interface CoreNodeInput {
   readonly name: string;
   readonly labels?: Record<string, string>;
