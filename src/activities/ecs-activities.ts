@@ -201,6 +201,17 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       return enis ?? [];
     },
 
+    /**
+     * Looks ENIs up by id wherever they are (no instance or tag filter): the ones returned exist, with the instance
+     * they are attached to; the others do not exist.
+     */
+    async describeEnisById(input: { eniIds: string[] }): Promise<CloudEni[]> {
+      const log = logFor({});
+      if (input.eniIds.length === 0) return [];
+      const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [...input.eniIds].sort() }));
+      return (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
+    },
+
     /** Assigns `count` secondary IPv4 addresses with a ClientToken; an exhausted vSwitch is blocked for a TTL. */
     async assignIpv4(input: { eniId: string; vSwitchId?: string; count: number; clientToken: string }) {
       const log = logFor({ eniId: input.eniId });

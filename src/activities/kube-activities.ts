@@ -11,9 +11,18 @@ import {
   NODE_CR_GROUP,
   NODE_CR_PLURAL,
   NODE_CR_VERSION,
+  finalCniStatus,
+  mergeNetworkInterfacesOverRaw,
   validateNodeCr,
 } from '../ipam/index.js';
-import type { NodeConditionSnapshot, NodeCrValidation, NodeStatus, PodSnapshot } from '../ipam/index.js';
+import type {
+  CniStatus,
+  NodeConditionSnapshot,
+  NodeCrValidation,
+  NodeRuntimeView,
+  NodeStatus,
+  PodSnapshot,
+} from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 
 /** Failure types of the Kubernetes activities. */
@@ -46,6 +55,11 @@ export interface NodeSnapshot {
   };
   /** Pods bound to the node (only the fields the core reads). */
   pods: PodSnapshot[];
+  /**
+   * Terway's daemon's `NodeRuntime` for the node, reduced to the pod UIDs the CR binds; absent when the daemon
+   * writes none (older Terway, or the CRD is not installed).
+   */
+  nodeRuntime?: NodeRuntimeView;
   /** The core Kubernetes Node; absent when it does not exist. */
   coreNode?: {
     uid: string;
@@ -136,6 +150,38 @@ export interface NodeConditionPatch {
 
 type RawObject = Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
 
+/** Terway's per-node runtime CR (cluster-scoped, named after the node), written by its daemon since v1.11.3. */
+const NODE_RUNTIME_PLURAL = 'noderuntimes';
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** The pod UIDs the CR's IP entries are bound to: the only ones whose CNI state a pass may need. */
+function boundPodUids(cr: RawObject | undefined): Set<string> {
+  const uids = new Set<string>();
+  for (const eni of Object.values(asRecord(cr?.status?.['networkInterfaces']))) {
+    for (const family of ['ipv4', 'ipv6']) {
+      for (const entry of Object.values(asRecord(asRecord(eni)[family]))) {
+        const uid = asRecord(entry)['podUID'];
+        if (typeof uid === 'string' && uid !== '') uids.add(uid);
+      }
+    }
+  }
+  return uids;
+}
+
+/** The final CNI status of each bound pod UID the NodeRuntime knows, in UID order (small, deterministic). */
+function nodeRuntimeViewOf(runtime: RawObject, uids: ReadonlySet<string>): NodeRuntimeView {
+  const pods = asRecord(runtime.status?.['pods']);
+  const view: Record<string, CniStatus> = {};
+  for (const uid of [...uids].sort()) {
+    const status = finalCniStatus(asRecord(pods[uid])['status']);
+    if (status !== undefined) view[uid] = status;
+  }
+  return { cniStatusByPodUid: view };
+}
+
 /** The Kubernetes activities: one read of the node's world, and the writes the reconcile makes. */
 export function createKubeActivities(deps: KubeActivityDeps) {
   const core = deps.kubeConfig.makeApiClient(CoreV1Api);
@@ -183,6 +229,17 @@ export function createKubeActivities(deps: KubeActivityDeps) {
         throw kubeFailure(error, `list pods of ${input.nodeName}`);
       }
       try {
+        const runtime = (await custom.getClusterCustomObject({
+          group: NODE_CR_GROUP,
+          version: NODE_CR_VERSION,
+          plural: NODE_RUNTIME_PLURAL,
+          name: input.nodeName,
+        })) as RawObject;
+        snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
+      } catch (error) {
+        if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${input.nodeName}`);
+      }
+      try {
         snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }));
       } catch (error) {
         if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
@@ -191,8 +248,8 @@ export function createKubeActivities(deps: KubeActivityDeps) {
     },
 
     /**
-     * Writes the fields of `status` the controller owns (every other status field is kept as it is) through the
-     * status subresource with optimistic concurrency: a 409 re-reads the CR and re-applies, so neither the
+     * Writes the fields of `status` the controller owns (every other status field, and every field of an ENI or IP
+     * entry the model does not know, is kept as it is) through the status subresource with optimistic concurrency: a 409 re-reads the CR and re-applies, so neither the
      * daemon's concurrent writes nor ours are lost. Returns the new resourceVersion, or `gone` when the CR was
      * deleted meanwhile.
      */
@@ -203,11 +260,16 @@ export function createKubeActivities(deps: KubeActivityDeps) {
         const raw = await getCr(input.nodeName);
         if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
         const status: Record<string, unknown> = { ...(raw.status ?? {}) };
-        for (const key of ['networkInterfaces', 'nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
+        for (const key of ['nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
           const value = input.status[key];
           if (value === undefined) delete status[key];
           else status[key] = value;
         }
+        // Laid over the CR as it is now, so fields of ENIs and IPs the model does not know survive the write.
+        status['networkInterfaces'] = mergeNetworkInterfacesOverRaw({
+          raw: status['networkInterfaces'],
+          enis: input.status.networkInterfaces ?? {},
+        });
         await deps.beforeStatusReplace?.(attempt);
         try {
           const written = (await custom.replaceClusterCustomObjectStatus({

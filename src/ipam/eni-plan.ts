@@ -50,15 +50,17 @@ export function planEniSlots(input: { spec: NodeSpec; enis: Readonly<NetworkInte
     if (kind !== undefined) wanted[kind] += Math.max(0, entry.count);
   }
   const total = wanted.secondary + wanted.trunk + wanted.erdma;
+  const attached = sortedKeys(input.enis).flatMap((id) => input.enis[id] ?? []);
+  // Unschedulable ENIs use an adapter of the instance but are no slot of ours: never grown, never counted as a kind.
   const existing = sortEnisForAllocation({
-    enis: sortedKeys(input.enis).flatMap((id) => input.enis[id] ?? []),
+    enis: attached.filter((eni) => eni.unschedulable !== true),
     primaryFamily: primaryFamilyOf(spec.eni ?? {}),
   });
   for (const eni of existing) {
     const kind = eniKindOf(eni);
     if (kind !== undefined) wanted[kind] -= 1;
   }
-  const adapterRoom = spec.nodeCap?.adapters === undefined ? Infinity : spec.nodeCap.adapters - 1 - existing.length;
+  const adapterRoom = spec.nodeCap?.adapters === undefined ? Infinity : spec.nodeCap.adapters - 1 - attached.length;
   let newLimit = Math.max(0, Math.min(total - existing.length, adapterRoom));
   const slots: EniSlot[] = [];
   const addNew = (kind: EniKind, wantedCount: number): void => {
@@ -153,7 +155,7 @@ export function planEniAllocations(input: {
   };
   const demandOf = (erdma: boolean): number =>
     input.unsatisfied.filter((pod) => pod.reason === 'noIdleIp' && pod.request.requireErdma === erdma).length;
-  const usable = (eni: Readonly<NetworkInterface>): boolean => eni.status === 'InUse';
+  const usable = (eni: Readonly<NetworkInterface>): boolean => eni.status === 'InUse' && eni.unschedulable !== true;
   const idleNormal = sortedKeys(input.enis)
     .flatMap((id) => input.enis[id] ?? [])
     .filter((eni) => usable(eni) && !isHighPerformance(eni) && eniKindOf(eni) !== undefined)

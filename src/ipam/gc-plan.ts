@@ -1,4 +1,5 @@
 import { ipEntries, isIdle } from './eni-records.js';
+import { mayRemoveEni } from './eni-ownership.js';
 import { MAX_IPS_PER_CALL } from './eni-plan.js';
 import { sortedKeys } from './node-model.js';
 import type { IpFamily, NetworkInterfaces } from './node-model.js';
@@ -13,19 +14,22 @@ export type GcAction =
 /**
  * Turns the `Deleting` marks of the CR into cloud calls (the reference's `handleStatus`): ENIs marked
  * `Deleting` (or stuck `Detaching`) are removed; on InUse ENIs, `Deleting` IPs are unassigned in batches of ten,
- * IPv4 before IPv6. Unlike the seed, an IP a pod still holds is never unassigned, and every batch is planned
- * (not only the first ten), in ENI id then address order.
+ * IPv4 before IPv6. Unlike the seed, an IP a pod still holds is never unassigned, an ENI with a bound IP or an
+ * unschedulable one is never removed (see `mayRemoveEni`), and every batch is planned (not only the first ten),
+ * in ENI id then address order.
  */
 export function planGc(input: { enis: Readonly<NetworkInterfaces> }): GcAction[] {
   const actions: GcAction[] = [];
   for (const eniId of sortedKeys(input.enis)) {
     const eni = input.enis[eniId];
     if (eni === undefined) continue;
+    // Whatever the marks say, an ENI a pod still uses, an unschedulable one, or a kind this controller never
+    // creates is not touched: the mark stays until the pods are gone (or the sync drops the entry).
     if (eni.status === 'Deleting' || eni.status === 'Detaching') {
-      actions.push({ kind: 'removeEni', eniId });
+      if (mayRemoveEni(eni)) actions.push({ kind: 'removeEni', eniId });
       continue;
     }
-    if (eni.status !== 'InUse') continue;
+    if (eni.status !== 'InUse' || eni.unschedulable === true) continue;
     for (const family of ['ipv4', 'ipv6'] as const) {
       const ips = ipEntries(eni, family)
         .filter((entry) => entry.status === 'Deleting' && !entry.primary && isIdle(entry))

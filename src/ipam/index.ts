@@ -17,3 +17,6 @@ export * from './conditions.js';
 export * from './fold-outcomes.js';
 export * from './validate-node.js';
 export * from './pending-reasons.js';
+export * from './eni-ownership.js';
+export * from './node-runtime.js';
+export * from './status-merge.js';

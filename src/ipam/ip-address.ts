@@ -74,6 +74,15 @@ export function parseCidr(text: string): { ip: ParsedIp; prefixLength: number } 
   return { ip, prefixLength };
 }
 
+/** Whether `ip` lies inside `cidr` (same family, same network bits); false when either does not parse. */
+export function isIpInCidr(ip: string, cidr: string): boolean {
+  const address = parseIp(ip);
+  const network = parseCidr(cidr);
+  if (address === undefined || address.family !== network?.ip.family) return false;
+  const hostBits = BigInt((address.family === 'ipv4' ? 32 : 128) - network.prefixLength);
+  return address.value >> hostBits === network.ip.value >> hostBits;
+}
+
 /**
  * Orders IP addresses numerically (IPv4 before IPv6, unparsable text last and by text), so that "the first
  * free IP" means the same address on every run and every replay.

@@ -2,6 +2,7 @@ import { cloneNetworkInterfaces, ipEntries, isAvailable, isHighPerformance, isId
 import { sortEnisForAllocation } from './eni-records.js';
 import { sortedKeys } from './node-model.js';
 import type { IpEntry, IpFamily, NetworkInterface, NetworkInterfaces } from './node-model.js';
+import type { NodeRuntimeView } from './node-runtime.js';
 import type { PodIpRequest } from './pod-demand.js';
 
 const FAMILIES: readonly IpFamily[] = ['ipv4', 'ipv6'];
@@ -22,16 +23,23 @@ export interface ReleasedBinding {
 
 /**
  * Frees the IPs of pods that are gone (the reference's `releasePodNotFound`) and refreshes `podUID` of the pods
- * that are still there. The IP is free at once, as at the seed: Terway's daemon releases nothing itself, and an
- * exited pod has left the request list already.
+ * that are still there. Where the daemon writes a `NodeRuntime` CR (`nodeRuntime` given), an IP bound to a known
+ * pod UID is freed only once the daemon has recorded the CNI delete for it (Terway's safe release); the others are
+ * kept and listed in `awaitingCniDelete`. Without a NodeRuntime the IP is free at once, as at the seed.
  */
-export function releaseIpsOfGonePods(input: { enis: Readonly<NetworkInterfaces>; requests: readonly PodIpRequest[] }): {
+export function releaseIpsOfGonePods(input: {
+  enis: Readonly<NetworkInterfaces>;
+  requests: readonly PodIpRequest[];
+  nodeRuntime?: NodeRuntimeView | undefined;
+}): {
   enis: NetworkInterfaces;
   released: ReleasedBinding[];
+  awaitingCniDelete: ReleasedBinding[];
 } {
   const enis = cloneNetworkInterfaces(input.enis);
   const uidByPod = new Map(input.requests.map((request) => [request.podId, request.podUid]));
   const released: ReleasedBinding[] = [];
+  const awaitingCniDelete: ReleasedBinding[] = [];
   for (const eniId of sortedKeys(enis)) {
     const eni = enis[eniId];
     if (eni === undefined) continue;
@@ -44,13 +52,21 @@ export function releaseIpsOfGonePods(input: { enis: Readonly<NetworkInterfaces>;
           if (uid !== '') entry.podUID = uid;
           continue;
         }
-        released.push({ podId, eniId, ip: entry.ip, family });
+        const binding = { podId, eniId, ip: entry.ip, family };
+        const podUid = entry.podUID ?? '';
+        if (input.nodeRuntime !== undefined && podUid !== '') {
+          if (input.nodeRuntime.cniStatusByPodUid[podUid] !== 'deleted') {
+            awaitingCniDelete.push(binding);
+            continue;
+          }
+        }
+        released.push(binding);
         delete entry.podID;
         delete entry.podUID;
       }
     }
   }
-  return { enis, released };
+  return { enis, released, awaitingCniDelete };
 }
 
 /** Why a pod is still without the IPs it needs after the local pool was tried. */
@@ -74,6 +90,11 @@ export interface LocalPoolResult {
   /** Pods bound to an IP during this call (taken over or newly assigned). */
   newlyBound: { podId: string; family: IpFamily; ref: IpRef }[];
   unsatisfied: UnsatisfiedPod[];
+  /**
+   * Bindings to `Invalid` addresses (unknown to the cloud) that were dropped because the pod's sandbox does not
+   * use them (no status IP, or another one): the pod is then served like any pending pod.
+   */
+  droppedInvalid: { podId: string; family: IpFamily; ref: IpRef }[];
 }
 
 type PodRefs = Partial<Record<IpFamily, IpRef>>;
@@ -84,6 +105,7 @@ interface PoolState {
   index: Record<IpFamily, Map<string, string>>;
   refs: Map<string, PodRefs>;
   newlyBound: LocalPoolResult['newlyBound'];
+  droppedInvalid: LocalPoolResult['droppedInvalid'];
 }
 
 function entryAt(state: PoolState, family: IpFamily, ref: IpRef): IpEntry | undefined {
@@ -120,6 +142,7 @@ function unbind(state: PoolState, binding: { podId: string; family: IpFamily }):
 /**
  * Reads the bindings already in the CR. A pod holds at most one IP per family: extra entries (which only a
  * bug or a hand edit produces) are freed, keeping the one matching the pod's status IP, else the lowest address.
+ * A binding to an `Invalid` address the pod's sandbox does not use is dropped, so the pod gets a real one.
  */
 function collectExistingRefs(state: PoolState, requests: ReadonlyMap<string, PodIpRequest>): void {
   for (const eniId of sortedKeys(state.enis)) {
@@ -133,6 +156,12 @@ function collectExistingRefs(state: PoolState, requests: ReadonlyMap<string, Pod
         const refs = state.refs.get(request.podId) ?? {};
         const current = refs[family];
         const statusIp = family === 'ipv4' ? request.statusIpv4 : request.statusIpv6;
+        if (entry.status === 'Invalid' && entry.ip !== statusIp) {
+          delete entry.podID;
+          delete entry.podUID;
+          state.droppedInvalid.push({ podId: request.podId, family, ref: { eniId, ip: entry.ip } });
+          continue;
+        }
         if (current === undefined) {
           refs[family] = { eniId, ip: entry.ip };
         } else if (entry.ip === statusIp) {
@@ -182,7 +211,7 @@ function takeOverStatusIps(state: PoolState, request: PodIpRequest): void {
 }
 
 function servesPod(eni: Readonly<NetworkInterface>, request: PodIpRequest): boolean {
-  if (eni.status !== 'InUse') return false;
+  if (eni.status !== 'InUse' || eni.unschedulable === true) return false;
   // HighPerformance ENIs are kept for ERDMA pods, and ERDMA pods only go there (Terway's newer rule).
   return isHighPerformance(eni) === request.requireErdma;
 }
@@ -231,6 +260,7 @@ export function assignIpsFromLocalPool(input: {
     index: { ipv4: new Map(), ipv6: new Map() },
     refs: new Map(),
     newlyBound: [],
+    droppedInvalid: [],
   };
   const requests = [...input.requests].sort((a, b) => (a.podId < b.podId ? -1 : a.podId > b.podId ? 1 : 0));
   const requestsById = new Map(requests.map((request) => [request.podId, request]));
@@ -287,5 +317,5 @@ export function assignIpsFromLocalPool(input: {
     if (refs.ipv6 !== undefined) binding.ipv6 = refs.ipv6;
     bound.push(binding);
   }
-  return { enis: state.enis, bound, newlyBound: state.newlyBound, unsatisfied };
+  return { enis: state.enis, bound, newlyBound: state.newlyBound, unsatisfied, droppedInvalid: state.droppedInvalid };
 }

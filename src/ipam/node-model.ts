@@ -76,6 +76,14 @@ export interface EniSpec {
   enableERDMA?: boolean;
   enableTrunk?: boolean;
   vSwitchSelectPolicy?: VSwitchSelectPolicy;
+  /** Tags marking ENIs this controller must never use or touch (Terway's newer `tagBlockList`), beside the defaults. */
+  tagBlockList?: EniTag[];
+}
+
+/** One ECS tag, as `spec.eni.tagBlockList` lists them. */
+export interface EniTag {
+  key: string;
+  value: string;
 }
 
 /** `spec.pool`, written by the per-node daemon; absent until the daemon is ready. */
@@ -131,6 +139,11 @@ export interface NetworkInterface {
   ipv4CIDR?: string;
   ipv6CIDR?: string;
   conditions?: Partial<Record<EniConditionType, EniCondition>>;
+  /**
+   * Terway's newer flag: the ENI stays in the CR but is never assigned, grown, reclaimed, detached or deleted
+   * (blocked by tag, an unmanaged HighPerformance ENI, or one the sync could not account for).
+   */
+  unschedulable?: boolean;
 }
 
 /** ENIs of one node keyed by ENI id. Always iterate with {@link sortedKeys}, never in insertion order. */

@@ -1,6 +1,7 @@
 import { cloneNetworkInterfaces, ipEntries, isIdle } from './eni-records.js';
+import { isUnschedulableInCloud } from './eni-ownership.js';
 import { sortedKeys } from './node-model.js';
-import type { IpEntry, IpFamily, NetworkInterface, NetworkInterfaces } from './node-model.js';
+import type { EniSpec, IpEntry, IpFamily, NetworkInterface, NetworkInterfaces } from './node-model.js';
 
 /** One ENI as ECS `DescribeNetworkInterfaces` reports it, reduced to what the CR keeps. */
 export interface CloudEni {
@@ -14,6 +15,10 @@ export interface CloudEni {
   primaryIp: string;
   ipv4: { ip: string; primary: boolean }[];
   ipv6: string[];
+  /** The instance the ENI is attached to, when the cloud says (absent or empty: not attached). */
+  instanceId?: string;
+  /** The ENI's tags, when the cloud says. */
+  tags?: Record<string, string>;
 }
 
 /** CIDRs of a vSwitch, copied into each ENI so the daemon can derive the gateway. */
@@ -32,8 +37,15 @@ function ipv6Entries(cloud: CloudEni): { ip: string; primary: boolean }[] {
   return cloud.ipv6.map((ip) => ({ ip, primary: false }));
 }
 
-/** The CR record for an ENI first seen in the cloud (`newENIFromAPI` plus the vSwitch CIDRs). */
-export function eniFromCloud(input: { cloud: CloudEni; cidrs?: VSwitchCidrs | undefined }): NetworkInterface {
+/**
+ * The CR record for an ENI first seen in the cloud (`newENIFromAPI` plus the vSwitch CIDRs); `unschedulable` is
+ * set when `eniSpec` is given and the ENI is blocked by tag or is an unmanaged HighPerformance ENI.
+ */
+export function eniFromCloud(input: {
+  cloud: CloudEni;
+  cidrs?: VSwitchCidrs | undefined;
+  eniSpec?: Readonly<EniSpec> | undefined;
+}): NetworkInterface {
   const { cloud, cidrs } = input;
   const eni: NetworkInterface = {
     id: cloud.eniId,
@@ -49,6 +61,9 @@ export function eniFromCloud(input: { cloud: CloudEni; cidrs?: VSwitchCidrs | un
   };
   if (cidrs?.ipv4Cidr !== undefined) eni.ipv4CIDR = cidrs.ipv4Cidr;
   if (cidrs?.ipv6Cidr !== undefined) eni.ipv6CIDR = cidrs.ipv6Cidr;
+  if (input.eniSpec !== undefined && isUnschedulableInCloud({ cloud, eniSpec: input.eniSpec })) {
+    eni.unschedulable = true;
+  }
   return eni;
 }
 
@@ -82,21 +97,26 @@ export interface OpenApiMergeResult {
   enis: NetworkInterfaces;
   /** ENIs first seen in the cloud, now recorded. */
   added: string[];
-  /** ENIs the CR had but the instance no longer lists, newly marked `Deleting` so GC detaches and deletes them. */
-  vanished: string[];
+  /**
+   * ENIs the CR has (not marked `Deleting`) that the instance's listing left out: untouched here. The caller looks
+   * each up by id and lets {@link resolveUnlistedEnis} decide; a sync never deletes them on its own.
+   */
+  unlisted: string[];
 }
 
 /**
  * Folds a full `DescribeNetworkInterfaces` of the instance into the CR's ENIs (the reference's `syncWithAPI`).
  * Primary ENIs are never managed. A known ENI takes the cloud's status unless the controller marked it
- * `Deleting`; the cloud's attributes refresh the record and missing CIDRs are filled in. An ENI missing from
- * the cloud's list is not deleted on the spot as the seed does: it is marked `Deleting`, so the GC (whose
- * delete treats "not found" as done and refuses an ENI still attached elsewhere) removes it safely.
+ * `Deleting`; the cloud's attributes refresh the record, missing CIDRs are filled in, and `unschedulable` follows
+ * the cloud's tags and traffic mode (Terway's newer rule). Fields of the CR the model does not know are not
+ * touched here (the status write keeps them). An ENI missing from the cloud's list is neither deleted nor marked
+ * here, as the seed does: it is reported in `unlisted` for a lookup by id.
  */
 export function mergeOpenApiEnis(input: {
   current: Readonly<NetworkInterfaces>;
   remote: readonly CloudEni[];
   vSwitchCidrs: Readonly<Record<string, VSwitchCidrs>>;
+  eniSpec?: Readonly<EniSpec>;
 }): OpenApiMergeResult {
   const enis = cloneNetworkInterfaces(input.current);
   const remote = [...input.remote]
@@ -107,7 +127,7 @@ export function mergeOpenApiEnis(input: {
     const cidrs = input.vSwitchCidrs[cloud.vSwitchId];
     const known = enis[cloud.eniId];
     if (known === undefined) {
-      enis[cloud.eniId] = eniFromCloud({ cloud, cidrs });
+      enis[cloud.eniId] = eniFromCloud({ cloud, cidrs, eniSpec: input.eniSpec });
       added.push(cloud.eniId);
       continue;
     }
@@ -118,18 +138,17 @@ export function mergeOpenApiEnis(input: {
     known.primaryIPAddress = cloud.primaryIp;
     known.networkInterfaceTrafficMode = cloud.trafficMode;
     known.networkInterfaceType = cloud.type;
-    if (known.ipv4CIDR === undefined && cidrs?.ipv4Cidr !== undefined) known.ipv4CIDR = cidrs.ipv4Cidr;
-    if (known.ipv6CIDR === undefined && cidrs?.ipv6Cidr !== undefined) known.ipv6CIDR = cidrs.ipv6Cidr;
+    // The vSwitch's CIDRs are the truth: a missing or wrong one (which makes addresses look Invalid) is corrected.
+    if (cidrs?.ipv4Cidr !== undefined) known.ipv4CIDR = cidrs.ipv4Cidr;
+    if (cidrs?.ipv6Cidr !== undefined) known.ipv6CIDR = cidrs.ipv6Cidr;
+    if (input.eniSpec !== undefined) {
+      if (isUnschedulableInCloud({ cloud, eniSpec: input.eniSpec })) known.unschedulable = true;
+      else delete known.unschedulable;
+    }
     mergeIpFamily(known, { family: 'ipv4', remote: cloud.ipv4 });
     mergeIpFamily(known, { family: 'ipv6', remote: ipv6Entries(cloud) });
   }
   const remoteIds = new Set(remote.map((cloud) => cloud.eniId));
-  const vanished: string[] = [];
-  for (const eniId of sortedKeys(enis)) {
-    const eni = enis[eniId];
-    if (eni === undefined || remoteIds.has(eniId) || eni.status === 'Deleting') continue;
-    vanished.push(eniId);
-    eni.status = 'Deleting';
-  }
-  return { enis, added, vanished };
+  const unlisted = sortedKeys(enis).filter((eniId) => !remoteIds.has(eniId) && enis[eniId]?.status !== 'Deleting');
+  return { enis, added, unlisted };
 }

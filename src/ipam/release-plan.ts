@@ -1,5 +1,6 @@
 import { cloneNetworkInterfaces, countAvailable, enabledFamilies, ipEntries, isAvailable } from './eni-records.js';
-import { isHighPerformance, isIdle, isTrunk, primaryFamilyOf, sortEnisForAllocation } from './eni-records.js';
+import { isHighPerformance, isTrunk, primaryFamilyOf, sortEnisForAllocation } from './eni-records.js';
+import { mayRemoveEni } from './eni-ownership.js';
 import { sortedKeys } from './node-model.js';
 import type { IpFamily, NetworkInterface, NetworkInterfaces, NodeSpec } from './node-model.js';
 
@@ -14,17 +15,20 @@ export interface ReleasePlan {
   ipsToRelease: { eniId: string; family: IpFamily; ips: string[] }[];
 }
 
-/** Idle IPs of the pool-sizing family over InUse ENIs: what `maxPoolSize` bounds (primary IPs count, as in Terway). */
+/**
+ * Idle IPs of the pool-sizing family over schedulable InUse ENIs: what `maxPoolSize` bounds (primary IPs count, as
+ * in Terway).
+ */
 export function countIdleIps(input: { enis: Readonly<NetworkInterfaces>; family: IpFamily }): number {
   return sortedKeys(input.enis)
     .flatMap((id) => input.enis[id] ?? [])
-    .filter((eni) => eni.status === 'InUse')
+    .filter((eni) => eni.status === 'InUse' && eni.unschedulable !== true)
     .reduce((sum, eni) => sum + countAvailable(eni, input.family), 0);
 }
 
 function canDeleteWhole(eni: Readonly<NetworkInterface>): boolean {
   if (eni.networkInterfaceType !== 'Secondary' || isHighPerformance(eni) || isTrunk(eni)) return false;
-  return (['ipv4', 'ipv6'] as const).every((family) => ipEntries(eni, family).every(isIdle));
+  return mayRemoveEni(eni);
 }
 
 /**
@@ -85,7 +89,7 @@ export function planPoolRelease(input: { spec: NodeSpec; enis: Readonly<NetworkI
     enis: sortedKeys(enis).flatMap((id) => enis[id] ?? []),
     primaryFamily: sizing,
   })
-    .filter((eni) => eni.status === 'InUse')
+    .filter((eni) => eni.status === 'InUse' && eni.unschedulable !== true)
     .reverse();
   for (const eni of victims) {
     if (toRelease <= 0) break;

@@ -26,7 +26,7 @@
  * written back whole: patch only the fields this controller owns.
  */
 
-import { parseCidr, parseIp } from './ip-address.js';
+import { isIpInCidr, parseCidr, parseIp } from './ip-address.js';
 import {
   ENI_CONDITION_TYPES,
   ENI_TRAFFIC_MODES,
@@ -41,6 +41,7 @@ import type {
   EniCondition,
   EniConditionType,
   EniSpec,
+  EniTag,
   FlavorEntry,
   IpEntry,
   IpFamily,
@@ -69,6 +70,8 @@ export const SPEC_PROBLEM_CODES = [
   'keyMismatch',
   'noIpFamily',
   'unsupported',
+  'emptyKey',
+  'outsideCidr',
 ] as const;
 /** What is wrong with one field of the CR. */
 export type SpecProblemCode = (typeof SPEC_PROBLEM_CODES)[number];
@@ -378,6 +381,55 @@ function sortObject<T extends object>(value: T): T {
   return Object.fromEntries(sortedKeys(record).map((key) => [key, record[key]])) as T;
 }
 
+/**
+ * A tag map the cloud receives (`tag` on created ENIs, `tagFilter` on listings): ECS refuses an empty tag key with
+ * `InvalidParameter`, so one here would fail every pass with a cloud error instead of a clear spec problem.
+ */
+function readTagMap(scope: Scope, key: string): Record<string, string> | undefined {
+  const map = readStringMap(scope, key);
+  if (map === undefined) return undefined;
+  for (const name of Object.keys(map)) {
+    if (name.trim() !== '') continue;
+    const path = mapEntryPath(childPath(scope.path, key), name);
+    const message = `${path}: a tag key must not be empty (ECS refuses it with InvalidParameter)`;
+    report(scope.sink, { path, code: 'emptyKey', message });
+  }
+  return map;
+}
+
+/** `spec.eni.tagBlockList`: `[{ key, value }]`; an unreadable item is blocking (a blocked ENI could be used). */
+function readTagList(scope: Scope, key: string): EniTag[] | undefined {
+  const value = own(scope.object, key);
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    reportType(scope, key, 'a list');
+    return undefined;
+  }
+  const tags: EniTag[] = [];
+  for (const [index, item] of (value as unknown[]).entries()) {
+    const itemPath = `${childPath(scope.path, key)}[${index}]`;
+    if (!isObject(item)) {
+      report(scope.sink, {
+        path: itemPath,
+        code: 'invalidType',
+        message: `${itemPath} must be an object, got ${describe(item)}`,
+      });
+      continue;
+    }
+    const entry = scopeOf(scope.sink, itemPath, item);
+    const tagKey = readString(entry, 'key', { required: true });
+    const tagValue = readString(entry, 'value') ?? '';
+    if (tagKey === undefined) continue;
+    if (tagKey.trim() === '') {
+      const message = `${itemPath}.key must not be empty`;
+      report(scope.sink, { path: `${itemPath}.key`, code: 'emptyKey', message });
+      continue;
+    }
+    tags.push({ key: tagKey, value: tagValue });
+  }
+  return tags;
+}
+
 function validateEni(spec: Scope): EniSpec | undefined {
   const scope = readObject(spec, 'eni');
   if (scope === 'absent') {
@@ -387,8 +439,9 @@ function validateEni(spec: Scope): EniSpec | undefined {
   }
   if (typeof scope === 'string') return undefined;
   const eni: EniSpec = {};
-  const tag = readStringMap(scope, 'tag');
-  const tagFilter = readStringMap(scope, 'tagFilter');
+  const tag = readTagMap(scope, 'tag');
+  const tagFilter = readTagMap(scope, 'tagFilter');
+  const tagBlockList = readTagList(scope, 'tagBlockList');
   const vSwitchOptions = readStringArray(scope, 'vSwitchOptions');
   const securityGroupIDs = readStringArray(scope, 'securityGroupIDs');
   const resourceGroupID = readString(scope, 'resourceGroupID');
@@ -397,6 +450,7 @@ function validateEni(spec: Scope): EniSpec | undefined {
   if (vSwitchOptions !== undefined) eni.vSwitchOptions = vSwitchOptions;
   if (securityGroupIDs !== undefined) eni.securityGroupIDs = securityGroupIDs;
   if (resourceGroupID !== undefined) eni.resourceGroupID = resourceGroupID;
+  if (tagBlockList !== undefined) eni.tagBlockList = tagBlockList;
   for (const key of ['enableIPv4', 'enableIPv6', 'enableERDMA', 'enableTrunk'] as const) {
     const value = readBoolean(scope, key);
     if (value !== undefined) eni[key] = value;
@@ -635,6 +689,9 @@ function validateNetworkInterface(enisScope: Scope, key: string): NetworkInterfa
   const ipv4CIDR = validateCidr(descriptive, 'ipv4CIDR');
   const ipv6CIDR = validateCidr(descriptive, 'ipv6CIDR');
   const conditions = validateConditions(descriptive);
+  const unschedulable = readBoolean(descriptive, 'unschedulable');
+  markOutsideCidr({ scope: descriptive, family: 'ipv4', ips: ipv4, cidr: ipv4CIDR });
+  markOutsideCidr({ scope: descriptive, family: 'ipv6', ips: ipv6, cidr: ipv6CIDR });
   if (defects.length > 0) {
     // Dropping the ENI is safe only when none of its IPs is bound: the OpenAPI sync re-adds it as idle.
     const rawEntries = ['ipv4', 'ipv6'].flatMap((family) => {
@@ -661,7 +718,29 @@ function validateNetworkInterface(enisScope: Scope, key: string): NetworkInterfa
     ...(ipv4CIDR === undefined ? {} : { ipv4CIDR }),
     ...(ipv6CIDR === undefined ? {} : { ipv6CIDR }),
     ...(conditions === undefined ? {} : { conditions }),
+    ...(unschedulable === undefined ? {} : { unschedulable }),
   };
+}
+
+/**
+ * An address outside its ENI's vSwitch CIDR cannot be the cloud's: it is marked `Invalid` (never handed out, and a
+ * pod bound to it without using it is rebound) until the next OpenAPI sync tells the truth.
+ */
+function markOutsideCidr(input: {
+  scope: Scope;
+  family: IpFamily;
+  ips: Record<string, IpEntry> | undefined;
+  cidr: string | undefined;
+}): void {
+  if (input.ips === undefined || input.cidr === undefined || input.cidr === '') return;
+  for (const ip of sortedKeys(input.ips)) {
+    const entry = input.ips[ip];
+    if (entry === undefined || entry.status === 'Invalid' || isIpInCidr(ip, input.cidr)) continue;
+    entry.status = 'Invalid';
+    const path = mapEntryPath(childPath(input.scope.path, input.family), ip);
+    const message = `${path} lies outside the ENI's CIDR ${input.cidr}: treated as Invalid until the next OpenAPI sync`;
+    report(input.scope.sink, { path, code: 'outsideCidr', severity: 'warning', message });
+  }
 }
 
 function validateStatus(root: Scope): NodeStatus | undefined {

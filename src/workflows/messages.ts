@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
-import type { EniAllocation, GcAction } from '../ipam/index.js';
+import type { EniAllocation, GcAction, UnlistedEniReport } from '../ipam/index.js';
 
 /** Why the watcher woke a node's workflow; pod churn is summarised, never the pod objects themselves. */
 export interface ReconcileReason {
@@ -62,6 +62,12 @@ export interface NodeWorkflowState {
   enis: { total: number; idleIps: number };
   pendingOperations: PendingOperation[];
   lastErrors: RecordedError[];
+  /** What the last OpenAPI sync decided about ENIs the instance's listing left out (kept, forgotten, released). */
+  unlistedEnis?: UnlistedEniReport[];
+  /** ENIs in the CR that are never assigned, grown, reclaimed or removed (blocked by tag, unmanaged, unaccounted). */
+  unschedulableEnis?: string[];
+  /** Gone pods whose IPs wait for the daemon's CNI delete in its NodeRuntime before they are freed. */
+  podsAwaitingCniDelete?: number;
 }
 
 export const IPAM_STATES = [

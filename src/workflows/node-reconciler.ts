@@ -29,19 +29,23 @@ import {
   recordCreatedEni,
   recordEniForDeletion,
   releaseIpsOfGonePods,
+  resolveUnlistedEnis,
   sortedKeys,
   sufficientIpCondition,
+  unschedulableEniIds,
 } from '../ipam/index.js';
 import type {
   EniAllocation,
   EniAllocationError,
   EniAllocationPlan,
   GcAction,
+  NetworkInterface,
   NetworkInterfaces,
   NodeCr,
   NodeSpec,
   NodeStatus,
   SpecProblem,
+  UnlistedEniReport,
   UnsatisfiedPod,
   VSwitchInfo,
 } from '../ipam/index.js';
@@ -77,6 +81,8 @@ export interface NodeIpamSettings {
   eventRepeatMs: number;
   /** A pod still without its IP this long after it was first seen waiting gets a Warning event saying why. */
   pendingPodEventAfterMs: number;
+  /** A node whose daemon has not written `spec.eni`/`spec.pool` this long gets one Warning event saying so. */
+  daemonWaitEventAfterMs?: number;
 }
 
 export const DEFAULT_SETTINGS: NodeIpamSettings = {
@@ -88,7 +94,14 @@ export const DEFAULT_SETTINGS: NodeIpamSettings = {
   maxPassesPerRun: 500,
   eventRepeatMs: 60_000,
   pendingPodEventAfterMs: 30_000,
+  daemonWaitEventAfterMs: 5 * 60_000,
 };
+
+/**
+ * The patch guarding the data-plane safety rules (lookup of unlisted ENIs, guarded ENI removal, rebinding and
+ * daemon-wait events): histories recorded before it replay the old command sequence (docs/decisions.md).
+ */
+const DATA_PLANE_SAFETY_PATCH = 'data-plane-safety';
 
 /** What survives continue-as-new: only what the CR does not already hold. */
 export interface CarriedState {
@@ -103,6 +116,10 @@ export interface CarriedState {
   eventTimes: Record<string, number>;
   /** When each pod still waiting for an IP was first seen waiting (epoch ms), by pod id. */
   pendingSince?: Record<string, number>;
+  /** Since when (epoch ms) the daemon has not written `spec.eni`/`spec.pool`, and whether that was reported. */
+  daemonWait?: { sinceMs: number; reported: boolean };
+  /** What the last OpenAPI sync decided about ENIs the instance's listing left out. */
+  unlistedEnis?: UnlistedEniReport[];
 }
 
 /** A failure of one activity, reduced to what the workflow decides on. */
@@ -126,6 +143,16 @@ function stepFailure(error: unknown): StepFailure {
 }
 
 const MAX_RECORDED_ERRORS = 20;
+
+/** An ENI kept in the CR but out of every plan, with the reason as its `OperationErr` condition. */
+function keepEniUntouched(eniId: string, eni: NetworkInterface | undefined, message: string): NetworkInterface {
+  const base: NetworkInterface = eni ?? { id: eniId, status: 'Deleting' };
+  return {
+    ...base,
+    unschedulable: true,
+    conditions: { ...base.conditions, OperationErr: { observedTime: formatRfc3339(Date.now()), message } },
+  };
+}
 const CONFIG_CONDITION_TYPE = 'IPAMConfigValid';
 
 /** Does one node's reconcile passes; all state lives here and survives continue-as-new through {@link carry}. */
@@ -142,6 +169,8 @@ export class NodeReconciler {
   private eniCounts = { total: 0, idleIps: 0 };
   private pending: PendingOperation[] = [];
   private nextSyncMs: number | undefined;
+  private unschedulableEnis: string[] = [];
+  private awaitingCniDelete = 0;
   /** True once the node's CR is gone: the workflow then ends. */
   finished = false;
   /** Set by signals and updates; cleared when a pass starts. */
@@ -196,6 +225,10 @@ export class NodeReconciler {
     }
     const candidates = [last + this.settings.idleWakeMs, (this.state.lastGcMs ?? last) + this.settings.gcPeriodMs];
     if (this.nextSyncMs !== undefined) candidates.push(this.nextSyncMs);
+    const wait = this.state.daemonWait;
+    if (wait !== undefined && !wait.reported) {
+      candidates.push(wait.sinceMs + (this.settings.daemonWaitEventAfterMs ?? 0));
+    }
     return Math.min(...candidates);
   }
 
@@ -226,6 +259,9 @@ export class NodeReconciler {
     if (this.instanceId !== undefined) view.instanceId = this.instanceId;
     if (this.skipReason !== undefined) view.skipReason = this.skipReason;
     if (this.lastPassMs !== undefined) view.lastReconcileMs = this.lastPassMs;
+    if (this.state.unlistedEnis !== undefined) view.unlistedEnis = [...this.state.unlistedEnis];
+    if (this.unschedulableEnis.length > 0) view.unschedulableEnis = [...this.unschedulableEnis];
+    if (this.awaitingCniDelete > 0) view.podsAwaitingCniDelete = this.awaitingCniDelete;
     return view;
   }
 
@@ -340,8 +376,10 @@ export class NodeReconciler {
     }
     if (cr.isDeleting) return this.cleanUpDeletedNode(validation.node);
     if (validation.readiness === 'daemonNotReady') {
+      await this.reportDaemonWait(cr.uid);
       return this.skip('WaitingForDaemon', 'Terway daemon has not written spec.eni and spec.pool yet');
     }
+    delete this.state.daemonWait;
     if (validation.isBlocked) {
       await this.reportInvalidSpec({ problems: validation.problems, snapshot });
       return this.skip(
@@ -372,6 +410,29 @@ export class NodeReconciler {
       return this.skip('NodeNotReady', 'the core Node is missing or not Ready');
     }
     return this.reconcileReadyNode({ node, snapshot, uid: cr.uid });
+  }
+
+  /**
+   * A daemon that never writes its part of the spec looks exactly like a slow one: after `daemonWaitEventAfterMs`
+   * one Warning event says so, so an operator can tell them apart (the wait itself is not an error).
+   */
+  private async reportDaemonWait(uid: string): Promise<void> {
+    if (!patched(DATA_PLANE_SAFETY_PATCH)) return;
+    const now = Date.now();
+    const wait = this.state.daemonWait ?? { sinceMs: now, reported: false };
+    this.state.daemonWait = wait;
+    const afterMs = this.settings.daemonWaitEventAfterMs ?? DEFAULT_SETTINGS.daemonWaitEventAfterMs ?? 0;
+    if (wait.reported || now - wait.sinceMs < afterMs) return;
+    wait.reported = true;
+    const minutes = Math.round((now - wait.sinceMs) / 60_000);
+    await this.event({
+      type: 'Warning',
+      reason: 'DaemonNotReady',
+      message:
+        `Terway's daemon has not written spec.eni and spec.pool of this Node CR for ${minutes} min; no IP is ` +
+        'allocated until it does (is the terway daemon running on this node, with ipam_type crd?)',
+      ...(uid === '' ? {} : { uid }),
+    });
   }
 
   private async reportInvalidSpec(input: { problems: readonly SpecProblem[]; snapshot: NodeSnapshot }) {
@@ -447,15 +508,12 @@ export class NodeReconciler {
         instanceId,
         ...(spec.eni.tagFilter === undefined ? {} : { tagFilter: spec.eni.tagFilter }),
       });
-      const merged = mergeOpenApiEnis({ current: enis, remote, vSwitchCidrs: vSwitches });
+      const merged = mergeOpenApiEnis({ current: enis, remote, vSwitchCidrs: vSwitches, eniSpec: spec.eni });
       enis = merged.enis;
-      if (merged.vanished.length > 0) {
-        await this.event({
-          type: 'Warning',
-          reason: 'EniVanished',
-          message: `ENIs no longer on instance ${instanceId}, to be deleted: ${merged.vanished.join(', ')}`,
-          uid: input.uid,
-        });
+      if (merged.unlisted.length > 0) {
+        enis = await this.resolveUnlisted({ enis, unlisted: merged.unlisted, instanceId, spec, uid: input.uid });
+      } else {
+        delete this.state.unlistedEnis;
       }
       times.lastSyncMs = now;
       times.nextSyncMs = now + this.settings.openApiSyncPeriodMs * (1 + Math.random());
@@ -464,7 +522,7 @@ export class NodeReconciler {
     this.nextSyncMs = times.nextSyncMs;
 
     const primaryFamily = primaryFamilyOf(spec.eni);
-    const released = releaseIpsOfGonePods({ enis, requests: demand.requests });
+    const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
     const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
     enis = local.enis;
     const plan = planEniAllocations({
@@ -498,6 +556,7 @@ export class NodeReconciler {
       unsatisfied = again.unsatisfied;
     }
     const pending = unsatisfied.length;
+    await this.reportReboundPods({ dropped: local.droppedInvalid, enis });
     await this.reportPendingPods({ unsatisfied, isNodeReady: true, plan });
     enis = this.applyEniConditions({ enis, eniErrors, now });
     await this.updateSufficientIp({ capacity: plan.capacity, snapshot, outcome });
@@ -515,6 +574,8 @@ export class NodeReconciler {
     this.lastPlan = { allocations: plan.allocations, gc: gc.actions, unmetDemand: plan.unmetDemand };
     this.podCounts = { total: demand.requests.length, withIp: bound, pending };
     this.eniCounts = { total: Object.keys(enis).length, idleIps: countIdleIps({ enis, family: primaryFamily }) };
+    this.unschedulableEnis = unschedulableEniIds(enis);
+    this.awaitingCniDelete = released.awaitingCniDelete.length;
     if (outcome.errors.length > 0) {
       await this.event({
         type: 'Warning',
@@ -526,6 +587,82 @@ export class NodeReconciler {
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || outcome.anyVSwitchExhausted;
     this.ipamState = pending > 0 && short ? 'InsufficientIP' : failed ? 'Error' : 'Ready';
     return failed;
+  }
+
+  /**
+   * ENIs the CR holds that the instance's listing left out (hidden by `tagFilter`, attached elsewhere, gone): each
+   * is looked up by id and {@link resolveUnlistedEnis} decides; nothing a pod uses is ever detached or deleted.
+   * Each decision is an Event on the Node CR and stays in the `state` query until the next sync.
+   */
+  private async resolveUnlisted(input: {
+    enis: NetworkInterfaces;
+    unlisted: string[];
+    instanceId: string;
+    spec: NodeSpec & Required<Pick<NodeSpec, 'eni'>>;
+    uid: string;
+  }): Promise<NetworkInterfaces> {
+    if (!patched(DATA_PLANE_SAFETY_PATCH)) {
+      // The pre-patch behaviour, kept only so that histories recorded before it replay.
+      let enis = input.enis;
+      for (const eniId of input.unlisted) enis = recordEniForDeletion({ enis, eniId });
+      await this.event({
+        type: 'Warning',
+        reason: 'EniVanished',
+        message: `ENIs no longer on instance ${input.instanceId}, to be deleted: ${input.unlisted.join(', ')}`,
+        uid: input.uid,
+      });
+      return enis;
+    }
+    const cloud = await ecsRead.describeEnisById({ eniIds: input.unlisted });
+    const resolved = resolveUnlistedEnis({
+      enis: input.enis,
+      unlisted: input.unlisted,
+      cloud,
+      instanceId: input.instanceId,
+      eniSpec: input.spec.eni,
+      nowRfc3339: formatRfc3339(Date.now()),
+    });
+    this.state.unlistedEnis = resolved.reports;
+    for (const report of resolved.reports) {
+      const kept = report.outcome.startsWith('kept');
+      await this.event({
+        type: kept ? 'Warning' : 'Normal',
+        reason: kept ? 'EniKeptUntouched' : report.outcome === 'released' ? 'EniReleased' : 'EniForgotten',
+        message: report.message,
+        uid: input.uid,
+      });
+    }
+    return resolved.enis;
+  }
+
+  /** Tells a pod whose binding to an `Invalid` address was dropped what it has now (or that it waits). */
+  private async reportReboundPods(input: {
+    dropped: readonly { podId: string; family: 'ipv4' | 'ipv6'; ref: { eniId: string; ip: string } }[];
+    enis: NetworkInterfaces;
+  }): Promise<void> {
+    if (input.dropped.length === 0 || !patched(DATA_PLANE_SAFETY_PATCH)) return;
+    const now: Record<string, string> = {};
+    for (const eniId of sortedKeys(input.enis)) {
+      const eni = input.enis[eniId];
+      for (const family of ['ipv4', 'ipv6'] as const) {
+        for (const ip of sortedKeys(eni?.[family])) {
+          const podId = eni?.[family]?.[ip]?.podID;
+          if (podId !== undefined && podId !== '') now[`${podId}|${family}`] = ip;
+        }
+      }
+    }
+    for (const dropped of input.dropped) {
+      const [namespace = '', name = ''] = dropped.podId.split('/');
+      const next = now[`${dropped.podId}|${dropped.family}`];
+      await this.event({
+        type: 'Warning',
+        reason: 'IPRebound',
+        message:
+          `${dropped.ref.ip} on ${dropped.ref.eniId} is Invalid (the cloud does not have it) and the pod does not ` +
+          `use it: ${next === undefined ? 'waiting for a valid address' : `rebound to ${next}`}`,
+        pod: { namespace, name },
+      });
+    }
   }
 
   /**
@@ -720,7 +857,7 @@ export class NodeReconciler {
     const enis: NetworkInterfaces = { ...input.enis };
     for (const eniId of sortedKeys(enis)) {
       const eni = enis[eniId];
-      if (eni?.status !== 'InUse' || eniKindOf(eni) === undefined) continue;
+      if (eni?.status !== 'InUse' || eniKindOf(eni) === undefined || eni.unschedulable === true) continue;
       const conditions = eniConditionsAfterAllocation({
         current: eni.conditions,
         errors: input.eniErrors.get(eniId) ?? [],
@@ -795,11 +932,18 @@ export class NodeReconciler {
       actions.map(async (action) => {
         try {
           if (action.kind === 'removeEni') {
-            await this.track({ kind: 'removeEni', eniId: action.eniId, detail: 'detach and delete' }, async () => {
-              await release.detachEni({ eniId: action.eniId, instanceId: input.instanceId });
-              await wait.waitEniStatus({ eniId: action.eniId, status: 'Available', goneIsDone: true });
-              await release.deleteEni({ eniId: action.eniId });
-            });
+            const outcome = await this.track(
+              { kind: 'removeEni', eniId: action.eniId, detail: 'detach and delete' },
+              () => this.removeEni({ eniId: action.eniId, instanceId: input.instanceId }),
+            );
+            if (outcome === 'attachedElsewhere') {
+              // Never detached from another instance: kept out of every plan, dropped by the next sync if idle.
+              const message = `ENI ${action.eniId} is attached to another instance: not detached or deleted`;
+              enis = { ...enis, [action.eniId]: keepEniUntouched(action.eniId, enis[action.eniId], message) };
+              this.recordError({ operation: 'removeEni', eniId: action.eniId, type: 'EniAttachedElsewhere', message });
+              result.failed.push({ action, error: message });
+              return;
+            }
             enis = forgetEni({ enis, eniId: action.eniId });
             result.removedEnis.push(action.eniId);
             return;
@@ -824,6 +968,28 @@ export class NodeReconciler {
     result.removedEnis.sort();
     result.releasedIps.sort((a, b) => canonicalJson(a).localeCompare(canonicalJson(b)));
     return { enis, actions, result };
+  }
+
+  /**
+   * Detaches (when attached here) and deletes an ENI the GC may remove. Under the safety patch the ENI is looked
+   * up first: one the cloud does not know is just forgotten (no call), one attached to another instance is never
+   * detached.
+   */
+  private async removeEni(input: { eniId: string; instanceId: string }): Promise<'removed' | 'attachedElsewhere'> {
+    if (patched(DATA_PLANE_SAFETY_PATCH)) {
+      const [cloud] = await ecsRead.describeEnisById({ eniIds: [input.eniId] });
+      if (cloud === undefined) return 'removed';
+      const attachedTo = cloud.instanceId ?? '';
+      if (attachedTo !== '' && attachedTo !== input.instanceId) return 'attachedElsewhere';
+      if (cloud.status === 'Available') {
+        await release.deleteEni({ eniId: input.eniId });
+        return 'removed';
+      }
+    }
+    await release.detachEni({ eniId: input.eniId, instanceId: input.instanceId });
+    await wait.waitEniStatus({ eniId: input.eniId, status: 'Available', goneIsDone: true });
+    await release.deleteEni({ eniId: input.eniId });
+    return 'removed';
   }
 
   /**
@@ -859,9 +1025,11 @@ export class NodeReconciler {
   private async cleanUpDeletedNode(node: NodeCr): Promise<boolean> {
     this.ipamState = 'Deleting';
     const instanceId = node.spec.nodeMetadata?.instanceID ?? '';
-    let enis = this.startingEnis(node);
+    // The node is going away with its pods: their bindings go too, so the ENIs can be removed. Unschedulable ENIs
+    // are not ours and stay attached.
+    let enis = releaseIpsOfGonePods({ enis: this.startingEnis(node), requests: [] }).enis;
     for (const eniId of sortedKeys(enis)) {
-      enis = recordEniForDeletion({ enis, eniId });
+      if (enis[eniId]?.unschedulable !== true) enis = recordEniForDeletion({ enis, eniId });
     }
     const gc = await this.executeGc({ enis, instanceId });
     enis = gc.enis;

@@ -58,6 +58,7 @@ export function anEni(
     vSwitch?: string;
     ipv4?: IpEntry[];
     ipv6?: IpEntry[];
+    unschedulable?: boolean;
   } = {},
 ): NetworkInterface {
   const eni: NetworkInterface = {
@@ -72,6 +73,7 @@ export function anEni(
     ipv4: {},
     ipv6: {},
   };
+  if (opts.unschedulable !== undefined) eni.unschedulable = opts.unschedulable;
   for (const entry of opts.ipv4 ?? []) (eni.ipv4 ??= {})[entry.ip] = entry;
   for (const entry of opts.ipv6 ?? []) (eni.ipv6 ??= {})[entry.ip] = entry;
   return eni;

@@ -94,6 +94,7 @@ const FULL_SAMPLE = {
       enableERDMA: false,
       enableTrunk: false,
       vSwitchSelectPolicy: 'most',
+      tagBlockList: [{ key: 'team', value: 'other' }],
     },
     pool: { maxPoolSize: 5, minPoolSize: 0 },
     flavor: [{ networkInterfaceType: 'Secondary', networkInterfaceTrafficMode: 'Standard', count: 2 }],
@@ -119,6 +120,7 @@ const FULL_SAMPLE = {
           InsufficientIP: { observedTime: '2024-10-21T08:00:00Z', message: 'm' },
           OperationErr: { observedTime: '2024-10-21T08:00:00Z', message: 'm' },
         },
+        unschedulable: false,
       },
     },
   },
@@ -126,12 +128,12 @@ const FULL_SAMPLE = {
 
 /**
  * Schema fields only newer Terway versions write (terway-controller.md §1.6). The model leaves them out on
- * purpose: the validator drops them, and status writes are patches that leave them untouched.
+ * purpose: the validator drops them from the typed copy, and the status write lays the controller's ENIs over the
+ * raw CR (`mergeNetworkInterfacesOverRaw`), so they survive every write (test/ipam/status-merge.test.ts).
  */
 const NEWER_TERWAY_ONLY: Record<string, string> = {
   'spec.nodeCap.networkCardsCount': 'multi network-card instances, read only by newer daemons',
   'spec.nodeCap.networkCards': 'multi network-card instances, read only by newer daemons',
-  'spec.eni.tagBlockList': 'unschedulable ENIs, not implemented',
   'spec.eni.enableIPPrefix': 'prefix mode, refused by validateNodeCr',
   'spec.eni.ipv4PrefixCount': 'prefix mode, refused by validateNodeCr',
   'spec.eni.ipv6PrefixCount': 'prefix mode, refused by validateNodeCr',
@@ -144,7 +146,6 @@ const NEWER_TERWAY_ONLY: Record<string, string> = {
   'status.warmUpTarget': 'warm-up bookkeeping',
   'status.warmUpAllocatedCount': 'warm-up bookkeeping',
   'status.warmUpCompleted': 'warm-up bookkeeping',
-  'status.networkInterfaces.*.unschedulable': 'unschedulable ENIs, not implemented',
   'status.networkInterfaces.*.ipv4.*.ipName': 'EFLO/LingJun backends only',
 };
 

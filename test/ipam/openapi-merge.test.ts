@@ -65,7 +65,7 @@ describe('mergeOpenApiEnis', () => {
     });
     assert.deepEqual(Object.keys(result.enis).sort(), ['eni-1', 'eni-2']);
     assert.deepEqual(result.added, ['eni-1', 'eni-2']);
-    assert.deepEqual(result.vanished, []);
+    assert.deepEqual(result.unlisted, []);
   });
 
   it('merges IPs: new remote IPs are added even to a missing map, bindings and Deleting marks survive', () => {
@@ -126,19 +126,45 @@ describe('mergeOpenApiEnis', () => {
     assert.equal(result.enis['eni-1']?.ipv4CIDR, '10.0.0.0/24');
   });
 
-  it('marks ENIs missing from the cloud Deleting instead of deleting them on the spot', () => {
+  it('leaves ENIs missing from the listing untouched and lists them for a lookup', () => {
+    const current = enisOf(
+      anEni('eni-gone'),
+      anEni('eni-trunk-gone', { type: 'Trunk' }),
+      anEni('eni-already', { status: 'Deleting' }),
+    );
+    const result = mergeOpenApiEnis({ current, remote: [], vSwitchCidrs: {} });
+    assert.deepEqual(result.unlisted, ['eni-gone', 'eni-trunk-gone']);
+    assert.deepEqual(result.enis, current);
+  });
+
+  it('marks blocked-by-tag and unmanaged HighPerformance ENIs unschedulable, and clears the mark when it no longer holds', () => {
+    const eniSpec = { enableIPv4: true, enableERDMA: false, tagBlockList: [{ key: 'team', value: 'db' }] };
     const result = mergeOpenApiEnis({
-      current: enisOf(
-        anEni('eni-gone'),
-        anEni('eni-trunk-gone', { type: 'Trunk' }),
-        anEni('eni-already', { status: 'Deleting' }),
-      ),
-      remote: [],
-      vSwitchCidrs: {},
+      current: enisOf(anEni('eni-was-blocked', { unschedulable: true })),
+      remote: [
+        aCloudEni('eni-erdma-ctl', { tags: { creator: 'alibabacloud-erdma-controller' } }),
+        aCloudEni('eni-excluded', { tags: { 'terway.alibabacloud.com/excluded': 'true' } }),
+        aCloudEni('eni-team', { tags: { team: 'db' } }),
+        aCloudEni('eni-hp', { trafficMode: 'HighPerformance' }),
+        aCloudEni('eni-plain', { tags: { team: 'web' } }),
+        aCloudEni('eni-was-blocked'),
+      ],
+      vSwitchCidrs: CIDRS,
+      eniSpec,
     });
-    assert.deepEqual(result.vanished, ['eni-gone', 'eni-trunk-gone']);
-    assert.equal(result.enis['eni-gone']?.status, 'Deleting');
-    assert.equal(result.enis['eni-trunk-gone']?.status, 'Deleting');
+    const unschedulable = Object.values(result.enis)
+      .filter((eni) => eni.unschedulable === true)
+      .map((eni) => eni.id)
+      .sort();
+    assert.deepEqual(unschedulable, ['eni-erdma-ctl', 'eni-excluded', 'eni-hp', 'eni-team']);
+    assert.equal(result.enis['eni-was-blocked']?.unschedulable, undefined);
+    const managed = mergeOpenApiEnis({
+      current: {},
+      remote: [aCloudEni('eni-hp', { trafficMode: 'HighPerformance' })],
+      vSwitchCidrs: CIDRS,
+      eniSpec: { ...eniSpec, enableERDMA: true },
+    });
+    assert.equal(managed.enis['eni-hp']?.unschedulable, undefined, 'ERDMA managed: HP ENIs are ours');
   });
 });
 

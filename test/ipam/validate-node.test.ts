@@ -192,6 +192,7 @@ function newerNodeTyped(): NodeCr {
         securityGroupIDs: ['sg-2ze1'],
         enableIPv4: true,
         vSwitchSelectPolicy: 'random',
+        tagBlockList: [{ key: 'creator', value: 'alibabacloud-erdma-controller' }],
       },
       pool: { maxPoolSize: 5, minPoolSize: 0 },
       flavor: [
@@ -205,6 +206,7 @@ function newerNodeTyped(): NodeCr {
           id: 'eni-2ze1',
           status: 'InUse',
           ipv4: { '10.1.0.7': { ip: '10.1.0.7', primary: false, status: 'Invalid', podID: 'ns/p' } },
+          unschedulable: false,
         },
       },
     },
@@ -243,6 +245,39 @@ interface Row {
 }
 
 const rows: Row[] = [
+  {
+    name: 'an empty tagFilter key: blocking, before any cloud call can refuse it',
+    mutate: (cr) => (at(cr, 'spec', 'eni')['tagFilter'] = { '': 'x', team: 'a' }),
+    problems: ['blocking emptyKey spec.eni.tagFilter[""]'],
+  },
+  {
+    name: 'a blank tag key on created ENIs: blocking',
+    mutate: (cr) => (at(cr, 'spec', 'eni')['tag'] = { '  ': 'x' }),
+    problems: ['blocking emptyKey spec.eni.tag["  "]'],
+  },
+  {
+    name: 'tagBlockList: read, an empty key and a non-object item are blocking',
+    mutate: (cr) =>
+      (at(cr, 'spec', 'eni')['tagBlockList'] = [{ key: 'team', value: 'db' }, { key: '', value: 'x' }, 'oops']),
+    problems: ['blocking emptyKey spec.eni.tagBlockList[1].key', 'blocking invalidType spec.eni.tagBlockList[2]'],
+    check: (node) => {
+      assert.deepEqual(node.spec.eni?.tagBlockList, [{ key: 'team', value: 'db' }]);
+    },
+  },
+  {
+    name: 'an IP outside its ENI CIDR is marked Invalid, as a warning',
+    mutate: (cr) =>
+      (at(cr, ...ENI_A, 'ipv4')['10.9.9.9'] = { ip: '10.9.9.9', primary: false, status: 'Valid', podID: 'ns/x' }),
+    problems: [`warning outsideCidr ${ENI_A_PATH}.ipv4["10.9.9.9"]`],
+    check: (node) => {
+      assert.equal(node.status?.networkInterfaces?.['eni-bp1aaa']?.ipv4?.['10.9.9.9']?.status, 'Invalid');
+    },
+  },
+  {
+    name: 'unschedulable is kept, a non-boolean one dropped with a warning',
+    mutate: (cr) => (at(cr, ...ENI_A)['unschedulable'] = 'yes'),
+    problems: [`warning invalidType ${ENI_A_PATH}.unschedulable`],
+  },
   {
     name: 'spec.eni absent: daemon not ready, reported as info',
     mutate: (cr) => delete at(cr, 'spec')['eni'],

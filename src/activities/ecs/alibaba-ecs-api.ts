@@ -62,6 +62,8 @@ interface SdkEni {
   securityGroupIds?: { securityGroupId?: string[] };
   privateIpSets?: { privateIpSet?: { privateIpAddress?: string; primary?: boolean }[] };
   ipv6Sets?: { ipv6Set?: { ipv6Address?: string }[] };
+  instanceId?: string;
+  tags?: { tag?: { tagKey?: string; tagValue?: string }[] };
 }
 
 function cloudEniFrom(sdk: SdkEni): CloudEni {
@@ -78,6 +80,12 @@ function cloudEniFrom(sdk: SdkEni): CloudEni {
       set.privateIpAddress === undefined ? [] : [{ ip: set.privateIpAddress, primary: set.primary === true }],
     ),
     ipv6: (sdk.ipv6Sets?.ipv6Set ?? []).flatMap((set) => (set.ipv6Address === undefined ? [] : [set.ipv6Address])),
+    instanceId: sdk.instanceId ?? '',
+    tags: Object.fromEntries(
+      (sdk.tags?.tag ?? [])
+        .flatMap((tag) => (tag.tagKey === undefined ? [] : [[tag.tagKey, tag.tagValue ?? ''] as const]))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    ),
   };
 }
 

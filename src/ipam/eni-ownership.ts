@@ -1,0 +1,164 @@
+import { cloneNetworkInterfaces, ipEntries, isIdle } from './eni-records.js';
+import type { CloudEni } from './openapi-merge.js';
+import { sortedKeys } from './node-model.js';
+import type { EniSpec, EniTag, NetworkInterface, NetworkInterfaces } from './node-model.js';
+
+/**
+ * Tags that mark an ENI as someone else's even when it is attached to the node (Terway's default block list): the
+ * ERDMA controller's ENIs and ENIs an operator excluded by hand.
+ */
+export const DEFAULT_TAG_BLOCK_LIST: readonly EniTag[] = [
+  { key: 'creator', value: 'alibabacloud-erdma-controller' },
+  { key: 'terway.alibabacloud.com/excluded', value: 'true' },
+];
+
+/** ENI types this controller may ever detach or delete: the kinds it creates (and the saga's typeless record). */
+const DELETABLE_TYPES: readonly (string | undefined)[] = ['Secondary', 'Trunk', undefined];
+
+/** Whether any address of the ENI is bound to a pod. */
+export function hasBoundIp(eni: Readonly<NetworkInterface>): boolean {
+  return (['ipv4', 'ipv6'] as const).some((family) => ipEntries(eni, family).some((entry) => !isIdle(entry)));
+}
+
+export function isUnschedulable(eni: Readonly<NetworkInterface>): boolean {
+  return eni.unschedulable === true;
+}
+
+/**
+ * The one rule every cloud clean-up obeys: an ENI is detached or deleted only when no pod holds any of its
+ * addresses, it is not unschedulable, and it is of a kind this controller creates.
+ */
+export function mayRemoveEni(eni: Readonly<NetworkInterface>): boolean {
+  return !isUnschedulable(eni) && !hasBoundIp(eni) && DELETABLE_TYPES.includes(eni.networkInterfaceType);
+}
+
+/**
+ * Terway's newer unschedulable rule, decided from the cloud's view of an ENI: a tag of the block list (defaults plus
+ * `spec.eni.tagBlockList`), or a HighPerformance ENI on a node that does not manage ERDMA.
+ */
+export function isUnschedulableInCloud(input: { cloud: Readonly<CloudEni>; eniSpec: Readonly<EniSpec> }): boolean {
+  const tags = input.cloud.tags ?? {};
+  const blockList = [...DEFAULT_TAG_BLOCK_LIST, ...(input.eniSpec.tagBlockList ?? [])];
+  if (blockList.some((tag) => tags[tag.key] === tag.value)) return true;
+  return input.cloud.trafficMode === 'HighPerformance' && input.eniSpec.enableERDMA !== true;
+}
+
+/** What the controller decided about an ENI the CR holds but the instance's ENI listing did not return. */
+export type UnlistedEniOutcome =
+  /** Attached to this instance (hidden by `tagFilter`, say) and holding pod IPs: kept, unschedulable, untouched. */
+  | 'keptServing'
+  /** Attached to this instance, no pod IP: not ours to manage; dropped from the CR, left attached, no call. */
+  | 'forgottenAttached'
+  /** Attached to another instance: never detached; kept (addresses Invalid) while pods hold it, else dropped. */
+  | 'keptAttachedElsewhere'
+  | 'forgottenAttachedElsewhere'
+  /** The cloud does not know it: kept (addresses Invalid) while pods hold it, else dropped without any call. */
+  | 'keptMissing'
+  | 'forgottenMissing'
+  /** Available, idle, and of a kind the controller creates: marked `Deleting`, so GC deletes it (Terway's rule). */
+  | 'released'
+  /** Available but not deletable (blocked, bound or of another kind): kept or dropped without a call. */
+  | 'keptAvailable'
+  | 'forgottenAvailable'
+  /** In a transition (Attaching, Detaching…): kept as the cloud reports it, looked at again next sync. */
+  | 'keptInTransition';
+
+export interface UnlistedEniReport {
+  eniId: string;
+  outcome: UnlistedEniOutcome;
+  /** One sentence for an Event and the workflow's state. */
+  message: string;
+}
+
+function keepUntouched(eni: NetworkInterface, input: { reason: string; nowRfc3339: string; invalidate: boolean }) {
+  eni.unschedulable = true;
+  eni.conditions = { ...eni.conditions, OperationErr: { observedTime: input.nowRfc3339, message: input.reason } };
+  if (!input.invalidate) return;
+  for (const family of ['ipv4', 'ipv6'] as const) {
+    for (const entry of ipEntries(eni, family)) entry.status = 'Invalid';
+  }
+}
+
+/**
+ * Decides about ENIs the CR holds that the instance's listing left out, from a lookup of each by id (`cloud`
+ * holds the ENIs the lookup found; the others do not exist). Unlike the seed, which deletes every such ENI, a
+ * sync never detaches or deletes an ENI that holds a pod IP or is attached anywhere: it is kept unschedulable and
+ * reported, or dropped from the CR without any cloud call. Only an `Available`, idle ENI of a kind the controller
+ * creates is marked `Deleting` (Terway's newer rule).
+ */
+export function resolveUnlistedEnis(input: {
+  enis: Readonly<NetworkInterfaces>;
+  unlisted: readonly string[];
+  cloud: readonly CloudEni[];
+  instanceId: string;
+  eniSpec: Readonly<EniSpec>;
+  nowRfc3339: string;
+}): { enis: NetworkInterfaces; reports: UnlistedEniReport[] } {
+  const enis = cloneNetworkInterfaces(input.enis);
+  const byId = new Map(input.cloud.map((cloud) => [cloud.eniId, cloud]));
+  const reports: UnlistedEniReport[] = [];
+  for (const eniId of [...new Set(input.unlisted)].sort()) {
+    const eni = enis[eniId];
+    if (eni === undefined) continue;
+    const cloud = byId.get(eniId);
+    const bound = hasBoundIp(eni);
+    const report = (outcome: UnlistedEniOutcome, message: string): void => {
+      reports.push({ eniId, outcome, message: `ENI ${eniId} ${message}` });
+    };
+    const keepOrForget = (
+      kept: UnlistedEniOutcome,
+      forgotten: UnlistedEniOutcome,
+      how: { what: string; invalidate: boolean },
+    ): void => {
+      if (bound) {
+        const reason = `${how.what}; kept while pods hold its addresses, never detached or deleted`;
+        keepUntouched(eni, { reason, nowRfc3339: input.nowRfc3339, invalidate: how.invalidate });
+        report(kept, reason);
+      } else {
+        delete enis[eniId];
+        report(forgotten, `${how.what}; no pod holds it, dropped from the CR without any cloud call`);
+      }
+    };
+    if (cloud === undefined) {
+      keepOrForget('keptMissing', 'forgottenMissing', { what: 'does not exist in the cloud', invalidate: true });
+      continue;
+    }
+    const attachedTo = cloud.instanceId ?? '';
+    if (attachedTo !== '' && attachedTo !== input.instanceId) {
+      keepOrForget('keptAttachedElsewhere', 'forgottenAttachedElsewhere', {
+        what: `is attached to another instance (${attachedTo})`,
+        invalidate: true,
+      });
+      continue;
+    }
+    if (attachedTo === input.instanceId && cloud.status !== 'Available') {
+      if (eni.status !== 'Deleting') eni.status = cloud.status;
+      keepOrForget('keptServing', 'forgottenAttached', {
+        what: `is attached to instance ${input.instanceId} but not listed by the OpenAPI sync (spec.eni.tagFilter?)`,
+        invalidate: false,
+      });
+      continue;
+    }
+    if (cloud.status === 'Available') {
+      const blocked = isUnschedulableInCloud({ cloud, eniSpec: input.eniSpec });
+      if (!blocked && mayRemoveEni({ ...eni, networkInterfaceType: cloud.type })) {
+        eni.status = 'Deleting';
+        report('released', 'is Available and no longer on the instance; marked Deleting for GC');
+      } else {
+        keepOrForget('keptAvailable', 'forgottenAvailable', {
+          what: 'is Available but not one this controller may delete',
+          invalidate: true,
+        });
+      }
+      continue;
+    }
+    if (eni.status !== 'Deleting') eni.status = cloud.status;
+    report('keptInTransition', `is ${cloud.status} and not on the instance list; looked at again next sync`);
+  }
+  return { enis, reports };
+}
+
+/** ENI ids of the map in order, for callers that list the unschedulable ones (state query, events). */
+export function unschedulableEniIds(enis: Readonly<NetworkInterfaces>): string[] {
+  return sortedKeys(enis).filter((id) => enis[id]?.unschedulable === true);
+}
