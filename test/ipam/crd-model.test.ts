@@ -147,6 +147,8 @@ const NEWER_TERWAY_ONLY: Record<string, string> = {
   'status.warmUpAllocatedCount': 'warm-up bookkeeping',
   'status.warmUpCompleted': 'warm-up bookkeeping',
   'status.networkInterfaces.*.ipv4.*.ipName': 'EFLO/LingJun backends only',
+  'status.networkInterfaces.*.ipv4Prefix': 'prefix mode, refused by validateNodeCr; kept by status writes',
+  'status.networkInterfaces.*.ipv6Prefix': 'prefix mode, refused by validateNodeCr; kept by status writes',
 };
 
 /**
