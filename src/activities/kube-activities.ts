@@ -11,6 +11,7 @@ import {
   NODE_CR_GROUP,
   NODE_CR_PLURAL,
   NODE_CR_VERSION,
+  POD_ENI_ANNOTATION,
   finalCniStatus,
   mergeNetworkInterfacesOverRaw,
   validateNodeCr,
@@ -66,6 +67,8 @@ export interface NodeSnapshot {
     isReady: boolean;
     exclusiveEniMode: string;
     sufficientIp?: NodeConditionSnapshot;
+    /** eniflow's own `IPAMConfigValid` condition, as the Node shows it. */
+    ipamConfigValid?: NodeConditionSnapshot;
   };
 }
 
@@ -116,7 +119,9 @@ export function podSnapshotOf(pod: V1Pod): PodSnapshot {
     status: {},
   };
   if (pod.metadata?.uid !== undefined) snapshot.metadata.uid = pod.metadata.uid;
-  if (pod.metadata?.annotations !== undefined) snapshot.metadata.annotations = { ...pod.metadata.annotations };
+  // Only the one annotation the core reads: pods may carry kilobytes of others, and this lands in workflow history.
+  const podEni = pod.metadata?.annotations?.[POD_ENI_ANNOTATION];
+  if (podEni !== undefined) snapshot.metadata.annotations = { [POD_ENI_ANNOTATION]: podEni };
   if (pod.spec?.hostNetwork === true) snapshot.spec.hostNetwork = true;
   const status: NonNullable<PodSnapshot['status']> = {};
   if (pod.status?.phase !== undefined) status.phase = pod.status.phase;
@@ -135,6 +140,8 @@ function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
     exclusiveEniMode: (node.metadata?.labels?.[EXCLUSIVE_ENI_MODE_LABEL] ?? 'default').toLowerCase(),
   };
   if (sufficient !== undefined) snapshot.sufficientIp = conditionSnapshot(sufficient);
+  const configValid = conditions.find((condition) => condition.type === 'IPAMConfigValid');
+  if (configValid !== undefined) snapshot.ipamConfigValid = conditionSnapshot(configValid);
   return snapshot;
 }
 
@@ -223,7 +230,11 @@ export function createKubeActivities(deps: KubeActivityDeps) {
         };
       }
       try {
-        const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${input.nodeName}` });
+        // resourceVersion "0": served from the apiserver's watch cache, not a quorum read of etcd.
+        const pods = await core.listPodForAllNamespaces({
+          fieldSelector: `spec.nodeName=${input.nodeName}`,
+          resourceVersion: '0',
+        });
         snapshot.pods = pods.items.map(podSnapshotOf);
       } catch (error) {
         throw kubeFailure(error, `list pods of ${input.nodeName}`);

@@ -67,11 +67,17 @@ const ipOps = proxyActivities<Activities>(ACTIVITY_POLICIES.ipOps);
 export interface NodeIpamSettings {
   /** At most one pass per this interval; signals in between are coalesced (Terway: 1 s). */
   minReconcileIntervalMs: number;
-  /** Idle IPs above `maxPoolSize` are released at most this often, unless GC is asked for (Terway: 2 min). */
+  /**
+   * Idle IPs above `maxPoolSize` are released at most this often, unless GC is asked for (Terway: 2 min). It is also
+   * the retry period while GC has work left or pods wait for an IP; a node with neither sets no such timer.
+   */
   gcPeriodMs: number;
   /** Full OpenAPI sync period; the next sync is due after a uniform draw in [period, 2·period) (Terway: 12 h). */
   openApiSyncPeriodMs: number;
-  /** A pass runs at least this often without any signal. */
+  /**
+   * The safety net: a pass runs at least this often without any signal (stretched by up to a quarter, per node, so
+   * nodes do not wake together). Passes are otherwise driven by changes: signals, due syncs, GC work, failures.
+   */
   idleWakeMs: number;
   /** After a failed pass the next one waits 1 s, doubling per failure up to this. */
   maxFailureBackoffMs: number;
@@ -89,7 +95,7 @@ export const DEFAULT_SETTINGS: NodeIpamSettings = {
   minReconcileIntervalMs: 1_000,
   gcPeriodMs: 2 * 60_000,
   openApiSyncPeriodMs: 12 * 3_600_000,
-  idleWakeMs: 5 * 60_000,
+  idleWakeMs: 6 * 3_600_000,
   maxFailureBackoffMs: 5 * 60_000,
   maxPassesPerRun: 500,
   eventRepeatMs: 60_000,
@@ -102,6 +108,8 @@ export const DEFAULT_SETTINGS: NodeIpamSettings = {
  * daemon-wait events): histories recorded before it replay the old command sequence (docs/decisions.md).
  */
 const DATA_PLANE_SAFETY_PATCH = 'data-plane-safety';
+/** The due time of the next OpenAPI sync is read from the CR by a new run (before it, every new run synced). */
+const SYNC_TIME_FROM_CR_PATCH = 'sync-time-from-cr';
 
 /** What survives continue-as-new: only what the CR does not already hold. */
 export interface CarriedState {
@@ -144,6 +152,16 @@ function stepFailure(error: unknown): StepFailure {
 
 const MAX_RECORDED_ERRORS = 20;
 
+/** A fraction in [0, 1) fixed per node (FNV-1a of its name), so timers of many nodes spread out, same on replay. */
+function jitterOf(nodeName: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < nodeName.length; i += 1) {
+    hash ^= nodeName.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash / 2 ** 32;
+}
+
 /** An ENI kept in the CR but out of every plan, with the reason as its `OperationErr` condition. */
 function keepEniUntouched(eniId: string, eni: NetworkInterface | undefined, message: string): NetworkInterface {
   const base: NetworkInterface = eni ?? { id: eniId, status: 'Deleting' };
@@ -170,6 +188,8 @@ export class NodeReconciler {
   private pending: PendingOperation[] = [];
   private nextSyncMs: number | undefined;
   private unschedulableEnis: string[] = [];
+  /** Set by a pass that left work for later: GC work (surplus idle IPs, removals, CNI deletes) or waiting pods. */
+  private hasPendingWork = false;
   private awaitingCniDelete = 0;
   /** True once the node's CR is gone: the workflow then ends. */
   finished = false;
@@ -223,7 +243,9 @@ export class NodeReconciler {
     if (this.state.failureStreak > 0) {
       return last + Math.min(this.settings.maxFailureBackoffMs, 1_000 * 2 ** (this.state.failureStreak - 1));
     }
-    const candidates = [last + this.settings.idleWakeMs, (this.state.lastGcMs ?? last) + this.settings.gcPeriodMs];
+    // Cost follows change: an idle node with nothing to release sleeps until a signal, a due sync or the safety net.
+    const candidates = [last + Math.round(this.settings.idleWakeMs * (1 + jitterOf(this.nodeName) / 4))];
+    if (this.hasPendingWork) candidates.push((this.state.lastGcMs ?? last) + this.settings.gcPeriodMs);
     if (this.nextSyncMs !== undefined) candidates.push(this.nextSyncMs);
     const wait = this.state.daemonWait;
     if (wait !== undefined && !wait.reported) {
@@ -334,6 +356,7 @@ export class NodeReconciler {
     this.state.reconcileCount += 1;
     this.passesThisRun += 1;
     this.passFailureTypes = [];
+    this.hasPendingWork = false;
     // GC requests that arrive while this pass runs are answered by the next pass, not with this one's result.
     const gcSeq = this.gcRequestSeq;
     if (this.gcRequested) this.lastGcResult = { releasedIps: [], removedEnis: [], failed: [] };
@@ -454,7 +477,10 @@ export class NodeReconciler {
   private configConditionFalse = false;
 
   private async clearInvalidSpecCondition(snapshot: NodeSnapshot): Promise<void> {
-    if (!this.configConditionFalse || snapshot.coreNode === undefined) return;
+    if (snapshot.coreNode === undefined) return;
+    // The core Node says what it shows (so a fix after continue-as-new or a restart still clears it).
+    const shownFalse = snapshot.coreNode.ipamConfigValid?.status === 'False';
+    if (!this.configConditionFalse && !shownFalse) return;
     await this.patchConfigCondition({ valid: true, message: 'Node CR spec is valid' });
   }
 
@@ -503,7 +529,15 @@ export class NodeReconciler {
 
     const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
     const times = this.syncTimes(node.status);
-    if (this.isOpenApiSyncDue({ enis, podCount: demand.requests.length, lastSyncMs: times.lastSyncMs, now })) {
+    if (
+      this.isOpenApiSyncDue({
+        enis,
+        podCount: demand.requests.length,
+        lastSyncMs: times.lastSyncMs,
+        crNextSyncMs: times.nextSyncMs,
+        now,
+      })
+    ) {
       const remote = await ecsRead.describeNodeEnis({
         instanceId,
         ...(spec.eni.tagFilter === undefined ? {} : { tagFilter: spec.eni.tagFilter }),
@@ -576,6 +610,12 @@ export class NodeReconciler {
     this.eniCounts = { total: Object.keys(enis).length, idleIps: countIdleIps({ enis, family: primaryFamily }) };
     this.unschedulableEnis = unschedulableEniIds(enis);
     this.awaitingCniDelete = released.awaitingCniDelete.length;
+    const shrink = planPoolRelease({ spec, enis });
+    this.hasPendingWork =
+      unsatisfied.some((pod) => pod.reason === 'noIdleIp') ||
+      this.awaitingCniDelete > 0 ||
+      planGc({ enis }).length > 0 ||
+      shrink.enisToDelete.length + shrink.ipsToRelease.length > 0;
     if (outcome.errors.length > 0) {
       await this.event({
         type: 'Warning',
@@ -716,11 +756,14 @@ export class NodeReconciler {
     enis: NetworkInterfaces;
     podCount: number;
     lastSyncMs?: number | undefined;
+    crNextSyncMs?: number | undefined;
     now: number;
   }) {
     if (this.state.needResync || input.lastSyncMs === undefined) return true;
     if (input.podCount > 0 && Object.keys(input.enis).length === 0) return true;
-    return this.nextSyncMs === undefined || input.now >= this.nextSyncMs;
+    // A new run (worker restart, continue-as-new) takes the due time the CR records instead of forcing a sync.
+    const next = this.nextSyncMs ?? (patched(SYNC_TIME_FROM_CR_PATCH) ? input.crNextSyncMs : undefined);
+    return next === undefined || input.now >= next;
   }
 
   private async executeAllocations(input: {
