@@ -3,19 +3,24 @@
  *
  * A binary counts as present only when its build record exists, which is written last: an interrupted build
  * leaves no record and is redone. Each build goes into a fresh temporary directory that is renamed into place,
- * so a concurrent `npm run tools` never sees a half-written binary.
+ * so a concurrent `npm run tools` never sees a half-written binary. Go's own output goes to a log file in the
+ * cache; the caller sees one progress line per tool every {@link PROGRESS_INTERVAL_MS}.
  */
 import { spawn } from 'node:child_process';
-import { access, constants, mkdir, readFile, rename, rm, mkdtemp, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, constants, mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 
 import {
   BUILD_RECORD_FILE,
   CACHE_ROOT,
+  COMPOSE_CONFIG_SOURCE_DIR,
   GO_COMMAND,
+  HELM,
   KUBE_APISERVER_SOURCE_DIR,
   KUBERNETES_VERSION,
+  KUSTOMIZE,
   TEMPORAL_CLI,
+  composeConfigTool,
   kubeApiserverTool,
 } from './tools-config.js';
 import type { BuildRecord, CachedTool } from './tools-config.js';
@@ -27,9 +32,16 @@ export interface ToolOutcome {
   readonly durationMs: number;
 }
 
+/**
+ * Which tools to build: `servers` are what `npm start` and the test servers run (Temporal CLI, kube-apiserver);
+ * `all` adds what the deploy tests render and validate with (kustomize, helm, compose-config).
+ */
+export type ToolScope = 'servers' | 'all';
+
 /** A tool together with the way to build it into a given directory. */
 interface BuildableTool {
   readonly tool: CachedTool;
+  readonly scope: 'servers' | 'deploy';
   /** The command that writes the binary into `outputDir` under the tool's binary name. */
   buildCommand(outputDir: string): BuildCommand;
 }
@@ -44,6 +56,7 @@ function temporalCliBuild(): BuildableTool {
   const cliVersion = TEMPORAL_CLI.version.replace(/^v/, '');
   return {
     tool: TEMPORAL_CLI,
+    scope: 'servers',
     // The CLI release flags (CGO off, stripped, version stamp), as in the CLI's .goreleaser.yml.
     buildCommand: (outputDir) => ({
       args: [
@@ -70,6 +83,7 @@ function kubeApiserverBuild(): BuildableTool {
   ]);
   return {
     tool,
+    scope: 'servers',
     buildCommand: (outputDir) => ({
       args: [
         'build',
@@ -86,13 +100,57 @@ function kubeApiserverBuild(): BuildableTool {
   };
 }
 
-function buildableTools(): readonly BuildableTool[] {
-  return [temporalCliBuild(), kubeApiserverBuild()];
+/** `go install <package>@<version>`: the module's own go.mod and go.sum pin every dependency. */
+function goInstallBuild(input: {
+  tool: CachedTool & { readonly goPackage: string };
+  ldflags: readonly string[];
+}): BuildableTool {
+  const { tool } = input;
+  return {
+    tool,
+    scope: 'deploy',
+    buildCommand: (outputDir) => ({
+      args: [
+        'install',
+        '-trimpath',
+        '-ldflags',
+        ['-s', '-w', ...input.ldflags].join(' '),
+        `${tool.goPackage}@${tool.version}`,
+      ],
+      cwd: CACHE_ROOT,
+      env: { GOBIN: outputDir, CGO_ENABLED: '0' },
+    }),
+  };
 }
 
-/** The tools the test servers need, in the order {@link ensureTools} builds them. */
-export function requiredTools(): readonly CachedTool[] {
-  return buildableTools().map((buildable) => buildable.tool);
+function composeConfigBuild(): BuildableTool {
+  const tool = composeConfigTool();
+  return {
+    tool,
+    scope: 'deploy',
+    buildCommand: (outputDir) => ({
+      args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outputDir, basename(tool.binaryPath)), '.'],
+      cwd: COMPOSE_CONFIG_SOURCE_DIR,
+      env: { CGO_ENABLED: '0' },
+    }),
+  };
+}
+
+function buildableTools(scope: ToolScope): readonly BuildableTool[] {
+  const all = [
+    temporalCliBuild(),
+    kubeApiserverBuild(),
+    // kustomize reads its version from the module's build info; helm's comes from ldflags, as in its Makefile.
+    goInstallBuild({ tool: KUSTOMIZE, ldflags: [] }),
+    goInstallBuild({ tool: HELM, ldflags: [`-X helm.sh/helm/v4/internal/version.version=${HELM.version}`] }),
+    composeConfigBuild(),
+  ];
+  return scope === 'all' ? all : all.filter((buildable) => buildable.scope === 'servers');
+}
+
+/** The tools of a scope, in the order {@link ensureTools} builds them. */
+export function requiredTools(scope: ToolScope = 'all'): readonly CachedTool[] {
+  return buildableTools(scope).map((buildable) => buildable.tool);
 }
 
 /** Whether a tool's binary and its completed-build record are both in the cache. */
@@ -117,13 +175,32 @@ export async function assertToolsBuilt(): Promise<void> {
   }
 }
 
-/** Builds every missing tool, one after the other (each build already uses all cores). */
-export async function ensureTools(log: (line: string) => void): Promise<readonly ToolOutcome[]> {
+/** Throws with the command to run when a tool is not built, e.g. before a test runs it. */
+export async function cachedToolPath(tool: CachedTool): Promise<string> {
+  if (!(await isToolCached(tool))) {
+    throw new Error(`${tool.name} ${tool.version} is not built (${tool.binaryPath}). Run \`npm run tools\` first.`);
+  }
+  return tool.binaryPath;
+}
+
+/** Builds every missing tool of the scope, one after the other (each build already uses all cores). */
+export async function ensureTools(
+  log: (line: string) => void,
+  scope: ToolScope = 'all',
+): Promise<readonly ToolOutcome[]> {
   const outcomes: ToolOutcome[] = [];
-  for (const buildable of buildableTools()) {
+  for (const buildable of buildableTools(scope)) {
     outcomes.push(await ensureTool(buildable, log));
   }
   return outcomes;
+}
+
+/** How often a running build reports its elapsed time. */
+export const PROGRESS_INTERVAL_MS = 30_000;
+
+/** Where Go's output of a tool's latest build is kept (`<cache>/logs/<cache key>.log`). */
+export function buildLogPath(tool: CachedTool): string {
+  return join(CACHE_ROOT, 'logs', `${basename(tool.cacheDir)}.log`);
 }
 
 async function ensureTool(buildable: BuildableTool, log: (line: string) => void): Promise<ToolOutcome> {
@@ -133,13 +210,14 @@ async function ensureTool(buildable: BuildableTool, log: (line: string) => void)
     return { tool, action: 'cached', durationMs: Date.now() - startedAt };
   }
 
-  await mkdir(CACHE_ROOT, { recursive: true });
+  const logPath = buildLogPath(tool);
+  await mkdir(join(CACHE_ROOT, 'logs'), { recursive: true });
   const goVersion = (await captureOutput([GO_COMMAND, 'env', 'GOVERSION'])).trim();
   const stagingDir = await mkdtemp(`${tool.cacheDir}.partial-`);
   try {
     const command = buildable.buildCommand(stagingDir);
-    log(`${tool.name} ${tool.version}: building with ${goVersion} (${[GO_COMMAND, ...command.args].join(' ')})`);
-    await runInherited({ command: GO_COMMAND, ...command });
+    log(`building ${tool.name} ${tool.version} with ${goVersion} (Go's output: ${logPath})`);
+    await runLogged({ command: GO_COMMAND, ...command, logPath, log, label: `${tool.name} ${tool.version}` });
     const record: BuildRecord = {
       tool: tool.name,
       version: tool.version,
@@ -155,7 +233,9 @@ async function ensureTool(buildable: BuildableTool, log: (line: string) => void)
   } finally {
     await rm(stagingDir, { recursive: true, force: true });
   }
-  return { tool, action: 'built', durationMs: Date.now() - startedAt };
+  const durationMs = Date.now() - startedAt;
+  log(`built ${tool.name} ${tool.version} in ${formatDuration(durationMs)}`);
+  return { tool, action: 'built', durationMs };
 }
 
 /** Reads the build record of a cached tool, e.g. to report how long its build took. */
@@ -163,21 +243,56 @@ export async function readBuildRecord(tool: CachedTool): Promise<BuildRecord> {
   return JSON.parse(await readFile(join(tool.cacheDir, BUILD_RECORD_FILE), 'utf8')) as BuildRecord;
 }
 
-function runInherited(input: BuildCommand & { command: string }): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(input.command, input.args, {
-      cwd: input.cwd,
-      env: { ...process.env, ...input.env },
-      stdio: 'inherit',
+/**
+ * Runs a build with its output written to `logPath`, reporting `building <label> … <elapsed>` (and how many
+ * modules Go has downloaded so far) every {@link PROGRESS_INTERVAL_MS}. A failure names the log and quotes its
+ * last lines.
+ */
+async function runLogged(
+  input: BuildCommand & { command: string; logPath: string; label: string; log: (line: string) => void },
+): Promise<void> {
+  const startedAt = Date.now();
+  await writeFile(input.logPath, `$ ${[input.command, ...input.args].join(' ')}\n`);
+  const logFile = await open(input.logPath, 'a');
+  const ticker = setInterval(() => {
+    void readFile(input.logPath, 'utf8').then((text) => {
+      const downloads = text.split('\n').filter((line) => line.startsWith('go: downloading ')).length;
+      const modules = downloads > 0 ? `, ${downloads} modules downloaded` : '';
+      input.log(`building ${input.label} … ${formatDuration(Date.now() - startedAt)}${modules}`);
+    }, ignoreProgressError);
+  }, PROGRESS_INTERVAL_MS);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(input.command, input.args, {
+        cwd: input.cwd,
+        env: { ...process.env, ...input.env },
+        stdio: ['ignore', logFile.fd, logFile.fd],
+      });
+      child.on('error', (error) => {
+        reject(goSpawnError(input.command, error));
+      });
+      child.on('exit', (code, signal) => {
+        if (code === 0) resolve();
+        else reject(new Error(`${input.command} ${input.args.join(' ')} failed (${signal ?? `exit code ${code}`})`));
+      });
     });
-    child.on('error', (error) => {
-      reject(goSpawnError(input.command, error));
-    });
-    child.on('exit', (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${input.command} ${input.args.join(' ')} failed (${signal ?? `exit code ${code}`})`));
-    });
-  });
+  } catch (error) {
+    const tail = (await readFile(input.logPath, 'utf8')).trimEnd().split('\n').slice(-20).join('\n');
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\nlast lines of ${input.logPath}:\n${tail}`,
+      {
+        cause: error,
+      },
+    );
+  } finally {
+    clearInterval(ticker);
+    await logFile.close();
+  }
+}
+
+/** A progress line that could not be read is skipped; the build goes on. */
+function ignoreProgressError(): void {
+  return undefined;
 }
 
 function captureOutput([command, ...args]: readonly [string, ...string[]]): Promise<string> {

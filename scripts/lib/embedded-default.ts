@@ -44,7 +44,7 @@ export interface EmbeddedDefaultOptions {
 export async function runEmbeddedDefault(options: EmbeddedDefaultOptions): Promise<void> {
   const { log } = options;
   log('no configuration given: running on the embedded default (local Temporal, kube-apiserver, ECS emulator)');
-  await ensureTools(log);
+  await ensureTools(log, 'servers');
   let servers: TestServers | undefined;
   let emulator: EcsEmulator | undefined;
   const roles: RunningRole[] = [];

@@ -1,6 +1,6 @@
 /**
  * Where the test-environment tools live and which versions they are: the one place `npm run tools`,
- * `npm run testenv` and `scripts/with-testenv.ts` read them from.
+ * `npm run testenv`, `scripts/with-testenv.ts` and the deploy tests read them from.
  *
  * Binaries are cached outside the work tree, keyed by tool and version, so every clone on a machine shares one
  * build and a new machine builds its own.
@@ -49,30 +49,88 @@ export const KUBE_APISERVER_SOURCE_DIR = join(REPO_ROOT, 'tools', 'kube-apiserve
 /** The Kubernetes release the launcher pins (its go.mod must agree; see tools/kube-apiserver/update-go-mod.sh). */
 export const KUBERNETES_VERSION = 'v1.36.3';
 
-const KUBE_APISERVER_BINARY_NAME = 'kube-apiserver-testenv';
-
 /**
  * The kube-apiserver launcher. Its cache key adds a digest of the launcher's sources (Go files, go.mod, go.sum)
  * to the Kubernetes version, so editing the launcher builds a new binary instead of reusing a stale one.
  */
 export function kubeApiserverTool(): CachedTool {
-  const key = `kube-apiserver-${KUBERNETES_VERSION}-${launcherSourceDigest()}`;
-  return {
+  return sourceBuiltTool({
     name: 'kube-apiserver',
     version: KUBERNETES_VERSION,
-    cacheDir: join(CACHE_ROOT, key),
-    binaryPath: join(CACHE_ROOT, key, KUBE_APISERVER_BINARY_NAME),
+    sourceDir: KUBE_APISERVER_SOURCE_DIR,
+    binaryName: 'kube-apiserver-testenv',
+  });
+}
+
+/**
+ * kustomize, which renders deploy/ in the deploy tests (what `kubectl kustomize` runs). v5.8.2 is the newest
+ * release whose go.mod asks for go 1.26.0 (v5.8.3 needs go 1.27).
+ */
+export const KUSTOMIZE = goInstalledTool({
+  name: 'kustomize',
+  version: 'v5.8.2',
+  goPackage: 'sigs.k8s.io/kustomize/kustomize/v5',
+  binaryName: 'kustomize',
+});
+
+/** Helm, which renders deploy/helm/eniflow in the deploy tests (`helm template`, `helm lint`). */
+export const HELM = goInstalledTool({
+  name: 'helm',
+  version: 'v4.3.2',
+  goPackage: 'helm.sh/helm/v4/cmd/helm',
+  binaryName: 'helm',
+});
+
+/** The Go module under tools/compose-config: compose-go, the loader behind `docker compose config`. */
+export const COMPOSE_CONFIG_SOURCE_DIR = join(REPO_ROOT, 'tools', 'compose-config');
+
+/** The compose-go release tools/compose-config/go.mod pins (v2.17.0 needs a newer Go than 1.26). */
+export const COMPOSE_GO_VERSION = 'v2.16.2';
+
+/** The Compose validator, keyed like the kube-apiserver launcher by the compose-go version and a source digest. */
+export function composeConfigTool(): CachedTool {
+  return sourceBuiltTool({
+    name: 'compose-config',
+    version: COMPOSE_GO_VERSION,
+    sourceDir: COMPOSE_CONFIG_SOURCE_DIR,
+    binaryName: 'compose-config',
+  });
+}
+
+function goInstalledTool(input: {
+  name: string;
+  version: string;
+  goPackage: string;
+  binaryName: string;
+}): CachedTool & { readonly goPackage: string } {
+  const cacheDir = join(CACHE_ROOT, `${input.name}-${input.version}`);
+  return {
+    name: input.name,
+    version: input.version,
+    goPackage: input.goPackage,
+    cacheDir,
+    binaryPath: join(cacheDir, input.binaryName),
   };
 }
 
-function launcherSourceDigest(): string {
+function sourceBuiltTool(input: { name: string; version: string; sourceDir: string; binaryName: string }): CachedTool {
+  const cacheDir = join(CACHE_ROOT, `${input.name}-${input.version}-${sourceDigest(input.sourceDir)}`);
+  return {
+    name: input.name,
+    version: input.version,
+    cacheDir,
+    binaryPath: join(cacheDir, input.binaryName),
+  };
+}
+
+function sourceDigest(sourceDir: string): string {
   const hash = createHash('sha256');
-  const files = readdirSync(KUBE_APISERVER_SOURCE_DIR)
+  const files = readdirSync(sourceDir)
     .filter((file) => file.endsWith('.go') || file === 'go.mod' || file === 'go.sum')
     .sort();
   for (const file of files) {
     hash.update(`${file}\0`);
-    hash.update(readFileSync(join(KUBE_APISERVER_SOURCE_DIR, file)));
+    hash.update(readFileSync(join(sourceDir, file)));
     hash.update('\0');
   }
   return hash.digest('hex').slice(0, 12);

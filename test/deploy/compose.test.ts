@@ -1,6 +1,6 @@
 /**
- * temporal/docker-compose.yml: the Compose CLI accepts it (`config`), the services, images and ports are what
- * we ship, and the one-shot jobs' own shell entrypoints are run for real against stand-in CLIs to show they do
+ * temporal/docker-compose.yml: compose-go, the loader behind `docker compose config`, accepts it (built into the
+ * cache as compose-config by `npm run tools`), the services, images and ports are what we ship, and the one-shot jobs' own shell entrypoints are run for real against stand-in CLIs to show they do
  * their work once and are no-ops on a second `up`.
  */
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 
 import { loadAllYaml } from '@kubernetes/client-node';
 
-import { REPO_ROOT, composeCommand, readRepoFile, runTool } from './deploy-tools.js';
+import { REPO_ROOT, composeConfig, readRepoFile } from './deploy-tools.js';
 
 const execFileAsync = promisify(execFile);
 const COMPOSE_FILE = 'temporal/docker-compose.yml';
@@ -70,15 +70,10 @@ describe('temporal/docker-compose.yml', () => {
   let rendered: ComposeFile;
 
   before(async () => {
-    const compose = await composeCommand();
-    const { stdout } = await runTool({
-      argv: [...compose, '-f', COMPOSE_FILE, 'config'],
-      missingHint: 'install the Compose CLI (Debian: `apt-get install docker-compose`)',
-    });
-    rendered = parseCompose(stdout);
+    rendered = parseCompose(await composeConfig(COMPOSE_FILE));
   });
 
-  it('is accepted by the Compose CLI with the services in their start order', () => {
+  it('is accepted by the Compose loader with the services in their start order', () => {
     assert.deepEqual(Object.keys(rendered.services).sort(), [
       'postgresql',
       'temporal',
@@ -133,6 +128,33 @@ describe('temporal/docker-compose.yml', () => {
       mounts.some((mount) => /temporal\/dynamicconfig:\/etc\/temporal\/config\/dynamicconfig(:ro)?$/.test(mount)),
     );
   });
+});
+
+describe('the Compose validator', () => {
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'eniflow-compose-invalid-'));
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  for (const [problem, body, message] of [
+    ['an unknown key', 'services:\n  a:\n    image: busybox:1.37\n    restart_policy: always\n', /restart_policy/],
+    [
+      'a dependency on a missing service',
+      'services:\n  a:\n    image: busybox:1.37\n    depends_on: [b]\n',
+      /undefined service "b"/,
+    ],
+  ] as const) {
+    it(`rejects ${problem}, as docker compose config does`, async () => {
+      const file = join(dir, 'compose.yml');
+      await writeFile(file, body);
+      await assert.rejects(composeConfig(file), message);
+    });
+  }
 });
 
 /** Runs a job's entrypoint + command from the compose file (with `$$` unescaped) with stand-in CLIs first on PATH. */

@@ -1,6 +1,7 @@
 /**
- * The kustomize base as `kubectl kustomize deploy` renders it: the objects, their hardening, the exact RBAC
- * grants (rbac.test.ts proves them against a real apiserver), and the image they run.
+ * The kustomize base as kustomize (`kubectl kustomize deploy`) renders it: the objects, their hardening, the exact
+ * RBAC grants (rbac.test.ts proves them against a real apiserver), the disruption budgets and priority class, and
+ * the image they run.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -13,7 +14,9 @@ import type {
   V1ClusterRoleBinding,
   V1ConfigMap,
   V1Deployment,
+  V1PodDisruptionBudget,
   V1PolicyRule,
+  V1PriorityClass,
   V1Role,
   V1RoleBinding,
   V1Secret,
@@ -65,7 +68,7 @@ function named(objects: readonly KubernetesObject[], kind: string, name: string)
   return found;
 }
 
-describe('kubectl kustomize deploy', () => {
+describe('kustomize build deploy', () => {
   let objects: KubernetesObject[];
 
   before(async () => {
@@ -84,12 +87,21 @@ describe('kubectl kustomize deploy', () => {
       'Deployment/eniflow-watcher',
       'Deployment/eniflow-worker',
       'Namespace/eniflow-system',
+      'PodDisruptionBudget/eniflow-watcher',
+      'PodDisruptionBudget/eniflow-worker',
+      'PriorityClass/eniflow-critical',
       'Role/eniflow-watcher-leader-election',
       'RoleBinding/eniflow-watcher-leader-election',
       'ServiceAccount/eniflow-watcher',
       'ServiceAccount/eniflow-worker',
     ]);
-    const clusterScoped = new Set(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Namespace']);
+    const clusterScoped = new Set([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'CustomResourceDefinition',
+      'Namespace',
+      'PriorityClass',
+    ]);
     for (const object of objects) {
       const expected = clusterScoped.has(object.kind ?? '') ? undefined : NAMESPACE;
       assert.equal(object.metadata?.namespace, expected, `${object.kind ?? ''}/${object.metadata?.name ?? ''}`);
@@ -205,6 +217,20 @@ describe('kubectl kustomize deploy', () => {
       assert.equal(tls?.secret?.optional, true, 'TLS to Temporal is optional');
     });
   }
+
+  it('keeps one replica of each process through a drain, and runs both above ordinary pods', () => {
+    const priorityClass = named(objects, 'PriorityClass', 'eniflow-critical') as V1PriorityClass;
+    assert.equal(priorityClass.globalDefault, false);
+    assert.ok(priorityClass.value > 0 && priorityClass.value < 1_000_000_000, 'above default, below the system range');
+    for (const component of ['worker', 'watcher']) {
+      const deployment = named(objects, 'Deployment', `eniflow-${component}`) as V1Deployment;
+      const budget = named(objects, 'PodDisruptionBudget', `eniflow-${component}`) as V1PodDisruptionBudget;
+      assert.equal(deployment.spec?.template.spec?.priorityClassName, priorityClass.metadata?.name);
+      assert.deepEqual(budget.spec?.selector?.matchLabels, deployment.spec?.selector.matchLabels);
+      assert.equal(budget.spec?.maxUnavailable, 1);
+      assert.ok((deployment.spec?.replicas ?? 0) > 1, `${component}: a budget of one needs a second replica`);
+    }
+  });
 
   it('configures only variables the worker reads, including the required region', () => {
     const config = named(objects, 'ConfigMap', 'eniflow-config') as V1ConfigMap;
