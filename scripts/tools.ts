@@ -1,6 +1,7 @@
 /**
- * `npm run tools`: builds the test-environment binaries that are not in the cache yet (the Temporal CLI and
- * the kube-apiserver launcher) and says what it did. Running it again does nothing.
+ * `npm run tools`: builds the test-environment binaries that are not in the cache yet (the Temporal CLI, the
+ * kube-apiserver launcher and the emulator's Go-SDK conformance driver) and says what it did. Running it again
+ * does nothing.
  */
 import { ensureTools, formatDuration } from './lib/build-tools.js';
 import { CACHE_ROOT } from './lib/tools-config.js';

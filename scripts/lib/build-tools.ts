@@ -17,6 +17,8 @@ import {
   KUBERNETES_VERSION,
   TEMPORAL_CLI,
   kubeApiserverTool,
+  ECS_SDK_CONFORMANCE_SOURCE_DIR,
+  ecsSdkConformanceTool,
 } from './tools-config.js';
 import type { BuildRecord, CachedTool } from './tools-config.js';
 
@@ -86,8 +88,20 @@ function kubeApiserverBuild(): BuildableTool {
   };
 }
 
+function ecsSdkConformanceBuild(): BuildableTool {
+  const tool = ecsSdkConformanceTool();
+  return {
+    tool,
+    buildCommand: (outputDir) => ({
+      args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outputDir, 'ecs-sdk-conformance'), '.'],
+      cwd: ECS_SDK_CONFORMANCE_SOURCE_DIR,
+      env: { CGO_ENABLED: '0' },
+    }),
+  };
+}
+
 function buildableTools(): readonly BuildableTool[] {
-  return [temporalCliBuild(), kubeApiserverBuild()];
+  return [temporalCliBuild(), kubeApiserverBuild(), ecsSdkConformanceBuild()];
 }
 
 /** The tools the test servers need, in the order {@link ensureTools} builds them. */

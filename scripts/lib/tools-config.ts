@@ -65,17 +65,37 @@ export function kubeApiserverTool(): CachedTool {
   };
 }
 
-function launcherSourceDigest(): string {
+function launcherSourceDigest(sourceDir: string = KUBE_APISERVER_SOURCE_DIR): string {
   const hash = createHash('sha256');
-  const files = readdirSync(KUBE_APISERVER_SOURCE_DIR)
+  const files = readdirSync(sourceDir)
     .filter((file) => file.endsWith('.go') || file === 'go.mod' || file === 'go.sum')
     .sort();
   for (const file of files) {
     hash.update(`${file}\0`);
-    hash.update(readFileSync(join(KUBE_APISERVER_SOURCE_DIR, file)));
+    hash.update(readFileSync(join(sourceDir, file)));
     hash.update('\0');
   }
   return hash.digest('hex').slice(0, 12);
+}
+
+/** The Go module under tools/ecs-sdk-conformance that drives the ECS emulator through the official Go SDK. */
+export const ECS_SDK_CONFORMANCE_SOURCE_DIR = join(REPO_ROOT, 'tools', 'ecs-sdk-conformance');
+
+/** The `github.com/alibabacloud-go/ecs-20140526/v7` release its go.mod pins (the test checks they agree). */
+export const ECS_GO_SDK_VERSION = 'v7.7.0';
+
+/**
+ * The Go-SDK conformance driver for the ECS emulator (test/emulator/go-sdk-conformance.test.ts). Its cache key
+ * is a digest of its sources, go.mod and go.sum, so a change of program or pinned SDK builds a new binary.
+ */
+export function ecsSdkConformanceTool(): CachedTool {
+  const key = `ecs-sdk-conformance-${launcherSourceDigest(ECS_SDK_CONFORMANCE_SOURCE_DIR)}`;
+  return {
+    name: 'ecs-sdk-conformance',
+    version: ECS_GO_SDK_VERSION,
+    cacheDir: join(CACHE_ROOT, key),
+    binaryPath: join(CACHE_ROOT, key, 'ecs-sdk-conformance'),
+  };
 }
 
 /** Name of the record written next to a binary once its build has completed. */
