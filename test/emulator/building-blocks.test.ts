@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatIpv6, Ipv4AddressPool, Ipv6AddressPool, parseIpv6 } from '../../src/ecs-emulator/address-pool.js';
+import {
+  formatIpv6,
+  Ipv4AddressPool,
+  Ipv6AddressPool,
+  parseIpv4,
+  parseIpv6,
+} from '../../src/ecs-emulator/address-pool.js';
 import { instanceTypeToWire } from '../../src/ecs-emulator/actions/response-shapes.js';
 import { CallLog } from '../../src/ecs-emulator/call-log.js';
 import { parseFaultScript } from '../../src/ecs-emulator/fault-rules.js';
@@ -38,6 +44,14 @@ describe('address pools', () => {
     assert.equal(formatIpv6(parseIpv6('2408:4005:03f2:0a00:0000:0000:0000:0001') ?? 0n), '2408:4005:3f2:a00::1');
     assert.equal(formatIpv6(parseIpv6('::') ?? 1n), '::');
     assert.equal(parseIpv6('1::2::3'), undefined);
+    assert.equal(parseIpv6('fe80::1%eth0'), undefined);
+    assert.equal(parseIpv6('::ffff:10.0.0.1'), undefined);
+    assert.deepEqual(['10.0.0.1', '010.0.0.1', '10.0.1', '0xa.0.0.1'].map(parseIpv4), [
+      0x0a000001,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     const pool = new Ipv6AddressPool('2408:4005:3f2:a00::/64');
     assert.equal(pool.allocateLowest(), '2408:4005:3f2:a00::1');
     assert.equal(pool.claim('2408:4005:3f2:a00::2'), 'claimed');
