@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { SignatureVerifier } from '../../src/ecs-emulator/wire-signature.js';
+import { startEmulatorHarness } from '../support/ecs-emulator.js';
+import type { EmulatorHarness } from '../support/ecs-emulator.js';
 
-const KEY = { accessKeyId: 'ak', accessKeySecret: 'secret' };
+const KEY = { accessKeyId: 'eniflow-emulator-ak', accessKeySecret: 'eniflow-emulator-secret' };
 const NOW_MS = Date.UTC(2026, 11, 3, 8, 0, 0);
 const EMPTY_BODY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
-/** The headers the Python SDK sends with a v3 request; it signs all of them (Node and Go sign only host and x-acs-*). */
+/**
+ * The headers alibabacloud_ecs20140526 7.11.8 (alibabacloud_tea_openapi 0.4.6) sends with a v3 request, as captured
+ * from the Python SDK. It signs all of these (Node and Go sign only host and x-acs-*); its HTTP library adds
+ * `accept-encoding` afterwards, unsigned.
+ */
 function pythonStyleHeaders(nonce: string): Record<string, string> {
   return {
     accept: 'application/json',
@@ -15,6 +21,7 @@ function pythonStyleHeaders(nonce: string): Record<string, string> {
     'user-agent': 'AlibabaCloud (Linux; x86_64) Python/3.11.7 Core/0.4.3 TeaDSL/2',
     'x-acs-action': 'DescribeInstanceTypes',
     'x-acs-content-sha256': EMPTY_BODY_SHA256,
+    'x-acs-credentials-provider': 'static_ak',
     'x-acs-date': '2026-12-03T08:00:00Z',
     'x-acs-signature-nonce': nonce,
     'x-acs-version': '2014-05-26',
@@ -46,6 +53,7 @@ describe('v3 signed-header lists', () => {
     'host',
     'x-acs-action',
     'x-acs-content-sha256',
+    'x-acs-credentials-provider',
     'x-acs-date',
     'x-acs-signature-nonce',
     'x-acs-version',
@@ -87,5 +95,45 @@ describe('v3 signed-header lists', () => {
       assert.match(result, /^IncompleteSignature: /, name);
       assert.match(result, message, name);
     }
+  });
+});
+
+describe('a request signed the way the Python SDK signs it, over HTTP', () => {
+  let harness: EmulatorHarness;
+  before(async () => {
+    harness = await startEmulatorHarness();
+  });
+  after(async () => {
+    await harness.close();
+  });
+
+  it('is answered like any other, and refused once a required header is left out of SignedHeaders', async () => {
+    const send = async (nonce: string, leaveOut?: string) => {
+      const headers = {
+        ...pythonStyleHeaders(nonce),
+        host: harness.emulator.endpoint,
+        'x-acs-date': new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        'accept-encoding': 'identity',
+      };
+      const signed = [
+        'accept',
+        'host',
+        'user-agent',
+        ...Object.keys(headers).filter((name) => name.startsWith('x-acs-')),
+      ]
+        .filter((name) => name !== leaveOut)
+        .sort();
+      const response = await fetch(`http://${harness.emulator.endpoint}/?InstanceTypes.1=ecs.g7.large`, {
+        method: 'POST',
+        headers: { ...headers, authorization: authorization(headers, signed) },
+      });
+      return (await response.json()) as {
+        Code?: string;
+        InstanceTypes?: { InstanceType: { InstanceTypeId: string }[] };
+      };
+    };
+    const answer = await send('python-1');
+    assert.equal(answer.InstanceTypes?.InstanceType[0]?.InstanceTypeId, 'ecs.g7.large');
+    assert.equal((await send('python-2', 'x-acs-signature-nonce')).Code, 'IncompleteSignature');
   });
 });
