@@ -131,10 +131,16 @@ export async function assertToolsBuilt(): Promise<void> {
   }
 }
 
-/** Builds every missing tool, one after the other (each build already uses all cores). */
-export async function ensureTools(log: (line: string) => void): Promise<readonly ToolOutcome[]> {
+/**
+ * Builds every missing tool (or only those `wanted` selects), one after the other (each build already uses all
+ * cores).
+ */
+export async function ensureTools(
+  log: (line: string) => void,
+  wanted: (tool: CachedTool) => boolean = () => true,
+): Promise<readonly ToolOutcome[]> {
   const outcomes: ToolOutcome[] = [];
-  for (const buildable of buildableTools()) {
+  for (const buildable of buildableTools().filter((candidate) => wanted(candidate.tool))) {
     outcomes.push(await ensureTool(buildable, log));
   }
   return outcomes;

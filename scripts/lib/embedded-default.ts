@@ -8,6 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startEcsEmulator } from '../../src/ecs-emulator/index.js';
 import type { EcsEmulator } from '../../src/ecs-emulator/index.js';
 import { TEST_ENV_VARS } from './test-env-vars.js';
+import { ecsSdkConformanceTool } from './tools-config.js';
 import { ensureTools } from './build-tools.js';
 import { createDemoCluster, formatDemoSummary, summarizeDemo } from './demo-cluster.js';
 import { describeError, startTestServers } from './test-servers.js';
@@ -44,7 +45,8 @@ export interface EmbeddedDefaultOptions {
 export async function runEmbeddedDefault(options: EmbeddedDefaultOptions): Promise<void> {
   const { log } = options;
   log('no configuration given: running on the embedded default (local Temporal, kube-apiserver, ECS emulator)');
-  await ensureTools(log);
+  // The servers only: the Go-SDK conformance driver is for the emulator's tests.
+  await ensureTools(log, (tool) => tool.name !== ecsSdkConformanceTool().name);
   let servers: TestServers | undefined;
   let emulator: EcsEmulator | undefined;
   const roles: RunningRole[] = [];
