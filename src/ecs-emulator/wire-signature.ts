@@ -46,7 +46,7 @@ function mustBeSigned(name: string): boolean {
 /**
  * Checks the `SignedHeaders` list of a v3 signature and returns its names, or why it is unacceptable.
  *
- * The SDKs differ in what they sign: Node, Go and Java sign exactly the required headers, while Python's default
+ * The SDKs differ in what they sign: Node and Go sign exactly the required headers, while Python's default
  * signer also signs `accept` and `user-agent`. Any list is accepted if it is lower-case, sorted without
  * repeats, names only headers the request carries, and includes every required one, so an unsigned `x-acs-*`
  * header can never slip in.

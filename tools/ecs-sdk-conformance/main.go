@@ -5,6 +5,10 @@
 // CreateNetworkInterface, AttachNetworkInterface, DescribeNetworkInterfaces, Assign/UnassignPrivateIpAddresses,
 // DetachNetworkInterface and DeleteNetworkInterface, plus one call that must fail, to check error mapping.
 // Any unexpected error ends the run with exit code 1 and the error on stderr.
+//
+// To move to another SDK release: `go get github.com/alibabacloud-go/ecs-20140526/v7@<version>` (and the same for
+// vpc-20160428/v6), `go mod tidy`, then update ECS_GO_SDK_VERSION in scripts/lib/tools-config.ts. `npm run tools`
+// rebuilds, because the cache key is a digest of this directory's sources.
 package main
 
 import (
