@@ -52,8 +52,24 @@ export default tseslint.config(
           ],
         },
       ],
-      'no-restricted-globals': ['error', 'Date', 'setTimeout', 'setInterval', 'process', 'console', 'fetch'],
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random' }],
+      'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'process', 'console', 'fetch'],
+      // Date is allowed for calendar arithmetic on given epoch values (rfc3339.ts); reading the clock is not.
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random' },
+        { object: 'Date', property: 'now', message: 'ipam/ is pure: take the time as an input.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'ipam/ is pure: `new Date()` reads the clock; take the time as an input.',
+        },
+        {
+          selector: "CallExpression[callee.name='Date']",
+          message: 'ipam/ is pure: `Date()` reads the clock; take the time as an input.',
+        },
+      ],
     },
   },
   {

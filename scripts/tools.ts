@@ -1,6 +1,7 @@
 /**
  * `npm run tools`: builds the test-environment binaries that are not in the cache yet (the Temporal CLI, the
- * kube-apiserver launcher, and kustomize, helm and the Compose validator for the deploy tests) and says what it
+ * kube-apiserver launcher, kustomize, helm and the Compose validator for the deploy tests, and the emulator's Go-SDK
+ * conformance driver) and says what it
  * did. Running it again does nothing.
  */
 import { ensureTools, formatDuration } from './lib/build-tools.js';

@@ -22,6 +22,8 @@ import {
   TEMPORAL_CLI,
   composeConfigTool,
   kubeApiserverTool,
+  ECS_SDK_CONFORMANCE_SOURCE_DIR,
+  ecsSdkConformanceTool,
 } from './tools-config.js';
 import type { BuildRecord, CachedTool } from './tools-config.js';
 
@@ -123,6 +125,20 @@ function goInstallBuild(input: {
   };
 }
 
+/** The emulator's Go-SDK conformance driver (tools/ecs-sdk-conformance): for tests only, like the deploy tools. */
+function ecsSdkConformanceBuild(): BuildableTool {
+  const tool = ecsSdkConformanceTool();
+  return {
+    tool,
+    scope: 'deploy',
+    buildCommand: (outputDir) => ({
+      args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outputDir, basename(tool.binaryPath)), '.'],
+      cwd: ECS_SDK_CONFORMANCE_SOURCE_DIR,
+      env: { CGO_ENABLED: '0' },
+    }),
+  };
+}
+
 function composeConfigBuild(): BuildableTool {
   const tool = composeConfigTool();
   return {
@@ -144,6 +160,7 @@ function buildableTools(scope: ToolScope): readonly BuildableTool[] {
     goInstallBuild({ tool: KUSTOMIZE, ldflags: [] }),
     goInstallBuild({ tool: HELM, ldflags: [`-X helm.sh/helm/v4/internal/version.version=${HELM.version}`] }),
     composeConfigBuild(),
+    ecsSdkConformanceBuild(),
   ];
   return scope === 'all' ? all : all.filter((buildable) => buildable.scope === 'servers');
 }

@@ -136,6 +136,25 @@ function sourceDigest(sourceDir: string): string {
   return hash.digest('hex').slice(0, 12);
 }
 
+/** The Go module under tools/ecs-sdk-conformance that drives the ECS emulator through the official Go SDK. */
+export const ECS_SDK_CONFORMANCE_SOURCE_DIR = join(REPO_ROOT, 'tools', 'ecs-sdk-conformance');
+
+/** The `github.com/alibabacloud-go/ecs-20140526/v7` release its go.mod pins (the test checks they agree). */
+export const ECS_GO_SDK_VERSION = 'v7.7.0';
+
+/**
+ * The Go-SDK conformance driver for the ECS emulator (test/emulator/go-sdk-conformance.test.ts). Its cache key
+ * is a digest of its sources, go.mod and go.sum, so a change of program or pinned SDK builds a new binary.
+ */
+export function ecsSdkConformanceTool(): CachedTool {
+  return sourceBuiltTool({
+    name: 'ecs-sdk-conformance',
+    version: ECS_GO_SDK_VERSION,
+    sourceDir: ECS_SDK_CONFORMANCE_SOURCE_DIR,
+    binaryName: 'ecs-sdk-conformance',
+  });
+}
+
 /** Name of the record written next to a binary once its build has completed. */
 export const BUILD_RECORD_FILE = 'build-record.json';
 

@@ -1,18 +1,12 @@
+import ipaddr from 'ipaddr.js';
+
 /** Outcome of claiming one specific address in a pool. */
 export type ClaimResult = 'claimed' | 'outside' | 'taken';
 
-/** Parses dotted IPv4 into an unsigned 32-bit number, or undefined when malformed. */
+/** Parses dotted-decimal IPv4 (no octal, hex or short forms) into an unsigned 32-bit number, or undefined. */
 export function parseIpv4(text: string): number | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let value = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return undefined;
-    const octet = Number(part);
-    if (octet > 255) return undefined;
-    value = value * 256 + octet;
-  }
-  return value;
+  if (!ipaddr.IPv4.isValidFourPartDecimal(text)) return undefined;
+  return ipaddr.IPv4.parse(text).octets.reduce((value, octet) => value * 256 + octet, 0);
 }
 
 function formatIpv4(value: number): string {
@@ -119,45 +113,19 @@ export class Ipv4AddressPool {
   }
 }
 
-/** Parses IPv6 text (with `::` compression) into a 128-bit bigint, or undefined when malformed. */
+/**
+ * Parses IPv6 text (hex groups, `::` compression) into a 128-bit bigint; undefined for malformed text, a zone or
+ * an embedded IPv4 tail.
+ */
 export function parseIpv6(text: string): bigint | undefined {
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] === '' || halves[0] === undefined ? [] : halves[0].split(':');
-  const tail = halves.length === 2 && halves[1] !== '' && halves[1] !== undefined ? halves[1].split(':') : [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
-  let value = 0n;
-  for (const group of groups) {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(group)) return undefined;
-    value = (value << 16n) | BigInt(parseInt(group, 16));
-  }
-  return value;
+  if (text.includes('%') || text.includes('.') || !ipaddr.IPv6.isValid(text)) return undefined;
+  return ipaddr.IPv6.parse(text).parts.reduce((value, part) => (value << 16n) | BigInt(part), 0n);
 }
 
 /** Formats a 128-bit value the way RFC 5952 prescribes (lower case, longest zero run compressed). */
 export function formatIpv6(value: bigint): string {
-  const groups: number[] = [];
-  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(Number((value >> shift) & 0xffffn));
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let start = 0; start < 8;) {
-    if (groups[start] !== 0) {
-      start++;
-      continue;
-    }
-    let end = start;
-    while (end < 8 && groups[end] === 0) end++;
-    if (end - start > bestLength) {
-      bestStart = start;
-      bestLength = end - start;
-    }
-    start = end;
-  }
-  const hex = groups.map((group) => group.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+  const parts = Array.from({ length: 8 }, (_, index) => Number((value >> BigInt(112 - 16 * index)) & 0xffffn));
+  return new ipaddr.IPv6(parts).toRFC5952String();
 }
 
 /**

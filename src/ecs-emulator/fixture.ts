@@ -42,6 +42,12 @@ export interface FixtureInstanceType {
   eniTrunkSupported?: boolean;
   /** HighPerformance (eRDMA) ENIs per instance; defaults to 0. */
   eriQuantity?: number;
+  /** Baseline inbound internal bandwidth in Kbit/s (`InstanceBandwidthRx`); defaults to 1,024,000 (1 Gbit/s). */
+  instanceBandwidthRx?: number;
+  /** Baseline outbound internal bandwidth in Kbit/s (`InstanceBandwidthTx`); defaults to 1,024,000. */
+  instanceBandwidthTx?: number;
+  /** Physical network cards, reported as `NetworkCards.NetworkCardInfo[]` with indexes 0…n−1; defaults to 1. */
+  networkCardQuantity?: number;
 }
 
 export type InstanceStatus = 'Running' | 'Stopped' | 'Starting' | 'Stopping';
@@ -212,7 +218,14 @@ export function parseFixture(value: unknown, source: string): EmulatorFixture {
         eniPrivateIpAddressQuantity: num,
         eniIpv6AddressQuantity: num,
       },
-      optional: { eniTotalQuantity: num, eniTrunkSupported: bool, eriQuantity: num },
+      optional: {
+        eniTotalQuantity: num,
+        eniTrunkSupported: bool,
+        eriQuantity: num,
+        instanceBandwidthRx: num,
+        instanceBandwidthTx: num,
+        networkCardQuantity: num,
+      },
     },
   });
   checkArray(record['instances'], {

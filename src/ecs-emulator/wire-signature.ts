@@ -38,6 +38,33 @@ function headerText(value: string | string[] | undefined): string {
     : value.trim();
 }
 
+/** Headers every v3 signature must cover when the request carries them: `host`, `content-type` and `x-acs-*`. */
+function mustBeSigned(name: string): boolean {
+  return name === 'host' || name === 'content-type' || name.startsWith('x-acs-');
+}
+
+/**
+ * Checks the `SignedHeaders` list of a v3 signature and returns its names, or why it is unacceptable.
+ *
+ * The SDKs differ in what they sign: Node and Go sign exactly the required headers, while Python's default
+ * signer also signs `accept` and `user-agent`. Any list is accepted if it is lower-case, sorted without
+ * repeats, names only headers the request carries, and includes every required one, so an unsigned `x-acs-*`
+ * header can never slip in.
+ */
+function signedHeaderNames(list: string, headers: IncomingHttpHeaders): readonly string[] | string {
+  const names = list.split(';');
+  for (const [index, name] of names.entries()) {
+    if (name === '' || name !== name.toLowerCase()) return `The signed header "${name}" is not a lower-case name.`;
+    const previous = names[index - 1];
+    if (previous !== undefined && previous >= name) return 'The signed headers are not sorted or not unique.';
+    if (headers[name] === undefined) return `The signed header "${name}" is not in the request.`;
+  }
+  const listed = new Set(names);
+  const unsigned = Object.keys(headers).filter((name) => mustBeSigned(name) && !listed.has(name));
+  if (unsigned.length > 0) return `The request header(s) ${unsigned.join(', ')} must be signed.`;
+  return names;
+}
+
 /**
  * Verifies ACS3-HMAC-SHA256 (v3, `authorization` header) and HMAC-SHA1 (v2, `Signature` query) signatures the
  * way the SDK computes them (`@alicloud/openapi-core` getAuthorization / getRPCSignature), and rejects reused
@@ -96,14 +123,10 @@ export class SignatureVerifier {
     const [, accessKeyId = '', signedHeaderList = '', signature = ''] = match;
     const secret = this.secrets.get(accessKeyId);
     if (secret === undefined) return apiError('InvalidAccessKeyId.NotFound');
-    const headerNames = Object.keys(request.headers)
-      .filter((name) => name === 'host' || name === 'content-type' || name.startsWith('x-acs-'))
-      .sort();
-    if (headerNames.join(';') !== signedHeaderList) {
-      return apiError('IncompleteSignature', 'The signed headers do not match the request headers.');
-    }
+    const signedHeaders = signedHeaderNames(signedHeaderList, request.headers);
+    if (typeof signedHeaders === 'string') return apiError('IncompleteSignature', signedHeaders);
     let canonicalHeaders = '';
-    for (const name of headerNames) canonicalHeaders += `${name}:${headerText(request.headers[name])}\n`;
+    for (const name of signedHeaders) canonicalHeaders += `${name}:${headerText(request.headers[name])}\n`;
     const canonicalQuery = Object.keys(request.query)
       .sort()
       .map((key) => `${key}=${percentEncode(request.query[key] ?? '')}`)

@@ -1,3 +1,5 @@
+import { configure } from 'safe-stable-stringify';
+
 import { compareIps } from './ip-address.js';
 import { sortedKeys } from './node-model.js';
 import type { IpEntry, IpFamily, NetworkInterface, NetworkInterfaces } from './node-model.js';
@@ -104,15 +106,10 @@ export function enabledFamilies(eniSpec: { enableIPv4?: boolean; enableIPv6?: bo
   return families;
 }
 
+/** Sorts object keys at every level; a cycle throws, as in `JSON.stringify`, instead of printing `"[Circular]"`. */
+const sortedKeysStringify = configure({ deterministic: true, circularValue: TypeError });
+
 /** JSON with object keys sorted at every level, so two equal statuses compare equal whatever their key order. */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const keys = Object.keys(record)
-      .filter((key) => record[key] !== undefined)
-      .sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
-  }
-  return value === undefined ? 'null' : JSON.stringify(value);
+  return sortedKeysStringify(value) ?? 'null';
 }

@@ -1,3 +1,5 @@
+import ipaddr from 'ipaddr.js';
+
 import type { IpFamily } from './node-model.js';
 
 /** A parsed IP address: its family and its value as an unsigned integer (32 or 128 bits). */
@@ -6,50 +8,18 @@ export interface ParsedIp {
   value: bigint;
 }
 
-const IPV4_OCTET = /^(0|[1-9][0-9]{0,2})$/;
-const IPV6_GROUP = /^[0-9a-fA-F]{1,4}$/;
-
+/** Strict dotted decimal: ipaddr.js's `IPv4.parse` also takes octal, hex and short forms (`010.1`, `0xa.0.0.1`). */
 function parseIpv4Value(text: string): bigint | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let value = 0n;
-  for (const part of parts) {
-    if (!IPV4_OCTET.test(part)) return undefined;
-    const octet = Number(part);
-    if (octet > 255) return undefined;
-    value = (value << 8n) | BigInt(octet);
-  }
-  return value;
-}
-
-function parseIpv6Groups(text: string): bigint[] | undefined {
-  if (text === '') return [];
-  const groups: bigint[] = [];
-  const parts = text.split(':');
-  for (const [index, part] of parts.entries()) {
-    // An embedded IPv4 tail (::ffff:1.2.3.4) stands for the last two groups.
-    if (index === parts.length - 1 && part.includes('.')) {
-      const v4 = parseIpv4Value(part);
-      if (v4 === undefined) return undefined;
-      groups.push(v4 >> 16n, v4 & 0xffffn);
-      continue;
-    }
-    if (!IPV6_GROUP.test(part)) return undefined;
-    groups.push(BigInt(parseInt(part, 16)));
-  }
-  return groups;
+  if (!ipaddr.IPv4.isValidFourPartDecimal(text)) return undefined;
+  return ipaddr.IPv4.parse(text).octets.reduce((value, octet) => (value << 8n) | BigInt(octet), 0n);
 }
 
 function parseIpv6Value(text: string): bigint | undefined {
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const head = parseIpv6Groups(halves[0] ?? '');
-  const tail = halves.length === 2 ? parseIpv6Groups(halves[1] ?? '') : [];
-  if (head === undefined || tail === undefined) return undefined;
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
-  const groups = [...head, ...Array<bigint>(missing).fill(0n), ...tail];
-  return groups.reduce((value, group) => (value << 16n) | group, 0n);
+  // Refused beyond ipaddr.js: zones (`%eth0`) and an embedded IPv4 tail that is not strict dotted decimal.
+  if (text.includes('%') || !ipaddr.IPv6.isValid(text)) return undefined;
+  const tail = text.slice(text.lastIndexOf(':') + 1);
+  if (tail.includes('.') && !ipaddr.IPv4.isValidFourPartDecimal(tail)) return undefined;
+  return ipaddr.IPv6.parse(text).parts.reduce((value, part) => (value << 16n) | BigInt(part), 0n);
 }
 
 /** Parses an IPv4 or IPv6 address in text form; `undefined` when it is not one (zones and prefixes are refused). */

@@ -1,6 +1,8 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+
 import type { Logger } from '../logger.js';
 import type { WatcherMetrics } from './main.js';
 
@@ -11,62 +13,80 @@ export interface HealthSource {
   metrics(): WatcherMetrics;
 }
 
-function prometheusText(metrics: WatcherMetrics): string {
-  const lines: string[] = [];
-  const metric = (input: { name: string; type: 'counter' | 'gauge'; help: string; samples: [string, number][] }) => {
-    lines.push(`# HELP ${input.name} ${input.help}`, `# TYPE ${input.name} ${input.type}`);
-    for (const [labels, value] of input.samples) lines.push(`${input.name}${labels} ${String(value)}`);
+const INFORMER_COUNTERS = [
+  ['lists', 'Lists made (first list and relists).'],
+  ['expired', 'Watches answered 410 Gone.'],
+  ['errors', 'Errors that stopped an informer.'],
+  ['restarts', 'Informer restarts after errors.'],
+] as const;
+
+/**
+ * A registry with Node's default process metrics and the watcher's counters. The watcher keeps its own counts,
+ * so each metric reads them when scraped and reports them as they are (a reset followed by one increment).
+ */
+function watcherRegistry(source: HealthSource): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const counter = (input: { name: string; help: string; read: (metrics: WatcherMetrics) => number }): void => {
+    new Counter({
+      name: input.name,
+      help: input.help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(input.read(source.metrics()));
+      },
+    });
   };
-  metric({
+  counter({
     name: 'eniflow_watcher_signals_sent_total',
-    type: 'counter',
     help: 'Signals Temporal accepted.',
-    samples: [['', metrics.signalsSent]],
+    read: (metrics) => metrics.signalsSent,
   });
-  metric({
+  counter({
     name: 'eniflow_watcher_signal_failures_total',
-    type: 'counter',
     help: 'Signal attempts that failed (retried).',
-    samples: [['', metrics.signalFailures]],
+    read: (metrics) => metrics.signalFailures,
   });
-  metric({
+  new Gauge({
     name: 'eniflow_watcher_is_leader',
-    type: 'gauge',
     help: '1 while this replica holds the lease.',
-    samples: [['', metrics.isLeader ? 1 : 0]],
+    registers: [registry],
+    collect() {
+      this.set(source.metrics().isLeader ? 1 : 0);
+    },
   });
-  metric({
+  counter({
     name: 'eniflow_watcher_leadership_acquired_total',
-    type: 'counter',
     help: 'Times this replica became leader.',
-    samples: [['', metrics.leader.acquired]],
+    read: (metrics) => metrics.leader.acquired,
   });
-  const informers = Object.entries(metrics.informers).sort(([a], [b]) => (a < b ? -1 : 1));
-  for (const [field, help] of [
-    ['lists', 'Lists made (first list and relists).'],
-    ['expired', 'Watches answered 410 Gone.'],
-    ['errors', 'Errors that stopped an informer.'],
-    ['restarts', 'Informer restarts after errors.'],
-  ] as const) {
-    metric({
+  for (const [field, help] of INFORMER_COUNTERS) {
+    new Counter({
       name: `eniflow_watcher_informer_${field}_total`,
-      type: 'counter',
       help,
-      samples: informers.map(([name, counters]) => [`{informer="${name}"}`, counters[field]]),
+      labelNames: ['informer'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const informers = Object.entries(source.metrics().informers).sort(([a], [b]) => (a < b ? -1 : 1));
+        for (const [informer, counters] of informers) this.inc({ informer }, counters[field]);
+      },
     });
   }
-  return `${lines.join('\n')}\n`;
+  return registry;
 }
 
 /**
  * Serves the watcher's probes and metrics: `/healthz` (the process answers), `/readyz` (every informer has listed
- * once) and `/metrics` (Prometheus text of the watcher's counters).
+ * once) and `/metrics` (Prometheus text of the watcher's counters and Node's process metrics).
  */
 export async function startHealthServer(input: {
   address: string;
   source: HealthSource;
   logger: Logger;
 }): Promise<{ port: number; close(): Promise<void> }> {
+  const registry = watcherRegistry(input.source);
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (path === '/healthz') {
@@ -77,9 +97,13 @@ export async function startHealthServer(input: {
         .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' })
         .end(ready ? 'ok\n' : 'informers not synced\n');
     } else if (path === '/metrics') {
-      response
-        .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
-        .end(prometheusText(input.source.metrics()));
+      registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        (error: unknown) => {
+          input.logger.error({ err: error }, 'Could not collect metrics');
+          response.writeHead(500).end();
+        },
+      );
     } else {
       response.writeHead(404).end();
     }

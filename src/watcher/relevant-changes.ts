@@ -3,6 +3,7 @@
  * watcher keeps only these projections, so pod churn never carries more than node binding, phase and IPs.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { configure } from 'safe-stable-stringify';
 
 import type { NodeChange } from './coalescer.js';
 
@@ -103,12 +104,10 @@ export function coreNodeChange(
   return undefined;
 }
 
+/** Sorts object keys at every level; a cycle throws, as in `JSON.stringify`. */
+const sortedKeysStringify = configure({ deterministic: true, circularValue: TypeError });
+
 /** JSON with object keys sorted, so equal values compare equal whatever order the server wrote them in. */
 export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) => {
-    if (inner === null || typeof inner !== 'object' || Array.isArray(inner) || inner instanceof Date) return inner;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(inner).sort()) sorted[key] = (inner as Record<string, unknown>)[key];
-    return sorted;
-  });
+  return sortedKeysStringify(value) ?? 'null';
 }

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatIpv6, Ipv4AddressPool, Ipv6AddressPool, parseIpv6 } from '../../src/ecs-emulator/address-pool.js';
+import {
+  formatIpv6,
+  Ipv4AddressPool,
+  Ipv6AddressPool,
+  parseIpv4,
+  parseIpv6,
+} from '../../src/ecs-emulator/address-pool.js';
+import { instanceTypeToWire } from '../../src/ecs-emulator/actions/response-shapes.js';
 import { CallLog } from '../../src/ecs-emulator/call-log.js';
 import { parseFaultScript } from '../../src/ecs-emulator/fault-rules.js';
 import {
@@ -37,6 +44,14 @@ describe('address pools', () => {
     assert.equal(formatIpv6(parseIpv6('2408:4005:03f2:0a00:0000:0000:0000:0001') ?? 0n), '2408:4005:3f2:a00::1');
     assert.equal(formatIpv6(parseIpv6('::') ?? 1n), '::');
     assert.equal(parseIpv6('1::2::3'), undefined);
+    assert.equal(parseIpv6('fe80::1%eth0'), undefined);
+    assert.equal(parseIpv6('::ffff:10.0.0.1'), undefined);
+    assert.deepEqual(['10.0.0.1', '010.0.0.1', '10.0.1', '0xa.0.0.1'].map(parseIpv4), [
+      0x0a000001,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     const pool = new Ipv6AddressPool('2408:4005:3f2:a00::/64');
     assert.equal(pool.allocateLowest(), '2408:4005:3f2:a00::1');
     assert.equal(pool.claim('2408:4005:3f2:a00::2'), 'claimed');
@@ -137,6 +152,33 @@ describe('fault scripts, rate limiter, call log and fixture validation', () => {
     );
     assert.equal(inventory.networkInterfaces.filter((eni) => eni.status === 'Available').length, 1);
     assert.equal(inventory.instances[0]?.eniIds.length, 2);
+  });
+
+  it('reports bandwidth and one NetworkCardInfo per network card, with defaults for older fixtures', () => {
+    const base = {
+      instanceTypeId: 'ecs.ebmgn7ex.32xlarge',
+      instanceTypeFamily: 'ecs.ebmgn7ex',
+      cpuCoreCount: 128,
+      memorySize: 1024,
+      eniQuantity: 32,
+      eniPrivateIpAddressQuantity: 15,
+      eniIpv6AddressQuantity: 15,
+    };
+    const multiCard = instanceTypeToWire({
+      ...base,
+      instanceBandwidthRx: 65_536_000,
+      instanceBandwidthTx: 65_536_000,
+      networkCardQuantity: 2,
+    });
+    assert.deepEqual(
+      [multiCard['InstanceBandwidthRx'], multiCard['NetworkCardQuantity'], multiCard['NetworkCards']],
+      [65_536_000, 2, { NetworkCardInfo: [{ NetworkCardIndex: 0 }, { NetworkCardIndex: 1 }] }],
+    );
+    const defaults = instanceTypeToWire(base);
+    assert.deepEqual(
+      [defaults['InstanceBandwidthRx'], defaults['InstanceBandwidthTx'], defaults['NetworkCards']],
+      [1_024_000, 1_024_000, { NetworkCardInfo: [{ NetworkCardIndex: 0 }] }],
+    );
   });
 
   it('reports every fixture problem at once', () => {

@@ -184,7 +184,7 @@ describe('instance, instance-type and vSwitch reads', () => {
     await harness.close();
   });
 
-  it('describes instance types with the ENI quotas, filtered and paged', async () => {
+  it('describes instance types with the ENI quotas, bandwidth and network cards, filtered and paged', async () => {
     const all = await harness.ecs.describeInstanceTypes(new $Ecs.DescribeInstanceTypesRequest({}));
     assert.equal(all.body?.instanceTypes?.instanceType?.length, 3);
     assert.equal(all.body?.nextToken, '');
@@ -199,6 +199,12 @@ describe('instance, instance-type and vSwitch reads', () => {
     assert.equal(type?.eriQuantity, 2);
     assert.equal(type?.eniTotalQuantity, 34);
     assert.equal(type?.eniTrunkSupported, true);
+    assert.deepEqual([type?.instanceBandwidthRx, type?.instanceBandwidthTx], [4_096_000, 4_096_000]);
+    assert.equal(type?.networkCardQuantity, 1);
+    assert.deepEqual(
+      type?.networkCards?.networkCardInfo?.map((card) => card.networkCardIndex),
+      [0],
+    );
     const first = await harness.ecs.describeInstanceTypes(new $Ecs.DescribeInstanceTypesRequest({ maxResults: 2 }));
     assert.equal(first.body?.instanceTypes?.instanceType?.length, 2);
     const second = await harness.ecs.describeInstanceTypes(

@@ -7,7 +7,7 @@ import { formatRfc3339, parseRfc3339 } from '../../src/ipam/rfc3339.js';
 const MIN_MS = -62_167_219_200_000;
 const MAX_MS = 253_402_300_799_999;
 
-/** The test's oracle: `Date` may be used here, only src/ipam must do without it. */
+/** The oracle: `Date` itself, truncated to whole seconds. */
 function dateFormat(epochMs: number): string {
   return new Date(Math.floor(epochMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }

@@ -1,6 +1,6 @@
 /**
  * The watcher's health endpoint: ready once its informers have listed, alive while it answers, and its counters
- * in Prometheus text.
+ * (with Node's process metrics) in Prometheus text.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -66,6 +66,9 @@ describe('watcher health endpoint', () => {
     );
     assert.match(metrics, /# TYPE eniflow_watcher_signals_sent_total counter/);
     assert.match(metrics, /eniflow_watcher_informer_lists_total\{informer="pods"\} [1-9]/);
+    // Node's default process metrics come along (prom-client's collectDefaultMetrics).
+    assert.match(metrics, /^process_cpu_user_seconds_total \d/m);
+    assert.match(metrics, /^nodejs_eventloop_lag_seconds \d/m);
     assert.equal((await get('/nope')).status, 404);
   });
 });

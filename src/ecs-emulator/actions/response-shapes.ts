@@ -62,7 +62,11 @@ export function vSwitchToWire(vSwitch: VSwitchRecord, ownerId: string): Record<s
   };
 }
 
+/** 1 Gbit/s in the Kbit/s that `InstanceBandwidthRx`/`Tx` use (the API counts 1 Gbit/s as 1,024,000 Kbit/s). */
+const DEFAULT_BANDWIDTH_KBPS = 1_024_000;
+
 export function instanceTypeToWire(type: FixtureInstanceType): Record<string, unknown> {
+  const networkCards = type.networkCardQuantity ?? 1;
   return {
     InstanceTypeId: type.instanceTypeId,
     InstanceTypeFamily: type.instanceTypeFamily,
@@ -74,6 +78,12 @@ export function instanceTypeToWire(type: FixtureInstanceType): Record<string, un
     EniTotalQuantity: type.eniTotalQuantity ?? type.eniQuantity,
     EniTrunkSupported: type.eniTrunkSupported ?? false,
     EriQuantity: type.eriQuantity ?? 0,
+    InstanceBandwidthRx: type.instanceBandwidthRx ?? DEFAULT_BANDWIDTH_KBPS,
+    InstanceBandwidthTx: type.instanceBandwidthTx ?? DEFAULT_BANDWIDTH_KBPS,
+    NetworkCardQuantity: networkCards,
+    NetworkCards: {
+      NetworkCardInfo: Array.from({ length: networkCards }, (_, index) => ({ NetworkCardIndex: index })),
+    },
   };
 }
 
