@@ -246,11 +246,11 @@ describe('deploy/secret.example.yaml', () => {
 });
 
 describe('deploy/Dockerfile', () => {
-  it('builds on Node 20 slim, runs as the non-root UID of the Deployments, and starts through tsx', async () => {
+  it('builds on Node 24 slim, runs as the non-root UID of the Deployments, and starts through tsx', async () => {
     const dockerfile = await readRepoFile('deploy/Dockerfile');
     const images = [...dockerfile.matchAll(/^ARG NODE_IMAGE=(\S+)$/gm)].map((match) => match[1]);
     assert.equal(images.length, 1);
-    assert.match(images[0] ?? '', /^node:20\.\d+\.\d+-bookworm-slim$/);
+    assert.match(images[0] ?? '', /^node:24\.\d+\.\d+-bookworm-slim$/);
     assert.equal([...dockerfile.matchAll(/^FROM \$\{NODE_IMAGE\}/gm)].length, 2, 'multi-stage, one base');
     assert.deepEqual(
       [...dockerfile.matchAll(/^USER (.+)$/gm)].map((match) => match[1]),
