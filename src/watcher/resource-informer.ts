@@ -11,7 +11,7 @@ export interface InformerCounters {
   lists: number;
   /** Watches answered 410 Gone. */
   expired: number;
-  /** Watches ended by the idle watchdog. */
+  /** Watches ended by client-node's inactivity timeout. */
   idleTimeouts: number;
   /** Errors that stopped the informer (list failures, watch HTTP errors, network errors). */
   errors: number;
@@ -96,12 +96,14 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
 
   start(): void {
     this.stopped = false;
+    this.kubeWatch.reopen();
     this.run();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.restartTimer);
+    this.kubeWatch.close();
     await this.listWatch.stop();
   }
 
