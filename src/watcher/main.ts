@@ -13,6 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 
 import { ConfigError } from '../config.js';
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
+import { abortOptions } from '../kube-request.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
 import { startHealthServer } from './health-server.js';
@@ -104,7 +105,7 @@ export async function runWatcher(
     name: 'pods',
     path: '/api/v1/pods',
     fieldSelector: BOUND_PODS_FIELD_SELECTOR,
-    list: () => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS_FIELD_SELECTOR }),
+    list: (signal) => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS_FIELD_SELECTOR }, abortOptions(signal)),
     view: podView,
     change: podChange,
   });
@@ -112,12 +113,11 @@ export async function runWatcher(
     ...common,
     name: 'node-crs',
     path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
-    list: async () =>
-      (await customObjects.listClusterCustomObject({
-        group: NODE_CR_GROUP,
-        version: NODE_CR_VERSION,
-        plural: NODE_CR_PLURAL,
-      })) as KubernetesListObject<NodeCrObject & KubernetesObject>,
+    list: async (signal) =>
+      (await customObjects.listClusterCustomObject(
+        { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL },
+        abortOptions(signal),
+      )) as KubernetesListObject<NodeCrObject & KubernetesObject>,
     view: nodeCrView,
     change: nodeCrChange,
   });
@@ -125,7 +125,7 @@ export async function runWatcher(
     ...common,
     name: 'core-nodes',
     path: '/api/v1/nodes',
-    list: () => core.listNode(),
+    list: (signal) => core.listNode({}, abortOptions(signal)),
     view: coreNodeView,
     change: coreNodeChange,
   });
