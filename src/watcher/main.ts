@@ -2,7 +2,8 @@
  * The watcher: informers on Node CRs, bound Pods and core Nodes turn relevant changes into coalesced `reconcile`
  * signals (`signalWithStart`) of each node's workflow. Only the replica holding the Lease signals.
  *
- * Run: `node --import tsx src/watcher/main.ts` (environment in {@link WATCHER_ENV}).
+ * Run: `node dist/watcher/main.js` from the build (`npm run build`), or `node --import tsx src/watcher/main.ts`
+ * (environment in {@link WATCHER_ENV}).
  */
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

@@ -9,7 +9,7 @@ import { ConfigError, loadWorkerConfig } from '../config.js';
 import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
-import { createEniflowWorker } from './create-worker.js';
+import { createEniflowWorker, workflowSource } from './create-worker.js';
 import { ecsCallMetrics } from './metrics.js';
 
 const PINO_LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -71,7 +71,15 @@ export async function startWorker(input: { config: WorkerConfig; logger: Logger 
     eniPollIntervalMs: config.ecs.eniPollIntervalMs,
     maxConcurrentActivities: config.maxConcurrentActivities,
   });
-  logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
+  const source = workflowSource();
+  logger.info(
+    {
+      address: config.temporal.address,
+      taskQueue: config.temporal.taskQueue,
+      workflowCode: 'workflowBundle' in source ? 'prebuilt bundle' : 'bundled from source at start',
+    },
+    'Worker started',
+  );
   const done = worker.run().finally(async () => {
     await connection.close();
     logger.info('Worker stopped');
