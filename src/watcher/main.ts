@@ -12,7 +12,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import type { KubernetesListObject, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 
-import { ConfigError } from '../config.js';
+import { ConfigError, warnDeprecatedVariables } from '../config.js';
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
 import { abortOptions } from '../kube-request.js';
 import { createLogger } from '../logger.js';
@@ -76,6 +76,9 @@ export async function runWatcher(
 ): Promise<WatcherHandle> {
   const logger = dependencies.logger ?? createLogger({ name: 'eniflow-watcher', level: config.logLevel });
   const kubeConfig = dependencies.kubeConfig ?? loadKubeConfig(config);
+  warnDeprecatedVariables(config.temporal, (fields, message) => {
+    logger.warn(fields, message);
+  });
   let connection: Connection | undefined;
   let gateway = dependencies.gateway;
   if (gateway === undefined) {
@@ -85,6 +88,7 @@ export async function runWatcher(
         address: config.temporal.address,
         ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
         ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+        ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
       });
       client = new Client({ connection, namespace: config.temporal.namespace });
     }

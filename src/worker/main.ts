@@ -5,7 +5,7 @@ import type { LogLevel } from '@temporalio/worker';
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
 import { EcsRateLimiter } from '../activities/ecs/rate-limiter.js';
-import { ConfigError, loadWorkerConfig } from '../config.js';
+import { ConfigError, loadWorkerConfig, warnDeprecatedVariables } from '../config.js';
 import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
@@ -42,6 +42,9 @@ export interface RunningWorker {
 /** Connects to Temporal, builds the worker from the configuration and starts it. */
 export async function startWorker(input: { config: WorkerConfig; logger: Logger }): Promise<RunningWorker> {
   const { config, logger } = input;
+  warnDeprecatedVariables(config.temporal, (fields, message) => {
+    logger.warn(fields, message);
+  });
   const kubeConfig = new KubeConfig();
   if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
   else kubeConfig.loadFromDefault();
@@ -60,6 +63,7 @@ export async function startWorker(input: { config: WorkerConfig; logger: Logger 
     address: config.temporal.address,
     ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
     ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+    ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
   });
   const worker = await createEniflowWorker({
     connection,

@@ -41,10 +41,10 @@ function isMissingProgram(error: unknown): boolean {
 /** `kubectl` by default; `KUBECTL=/path/to/kubectl` picks another (e.g. to check an older kustomize). */
 export const KUBECTL = process.env['KUBECTL'] ?? 'kubectl';
 
-/** Renders the kustomize base and parses every object (client-node's `loadAllYaml`). */
-export async function renderDeployBase(): Promise<{ text: string; objects: KubernetesObject[] }> {
+/** Renders the kustomize base (or an overlay of it) and parses every object (client-node's `loadAllYaml`). */
+export async function renderDeployBase(dir = 'deploy'): Promise<{ text: string; objects: KubernetesObject[] }> {
   const { stdout } = await runTool({
-    argv: [KUBECTL, 'kustomize', 'deploy'],
+    argv: [KUBECTL, 'kustomize', dir],
     missingHint:
       'the deploy tests render the base with `kubectl kustomize`; install kubectl (Debian: `apt-get install ' +
       'kubernetes-client`) or set KUBECTL to its path',
