@@ -211,7 +211,7 @@ describe('deadlines', () => {
     assert.ok(address !== null && typeof address === 'object');
     hungKubeConfig = new KubeConfig();
     hungKubeConfig.loadFromOptions({
-      clusters: [{ name: 'hung', server: `http://127.0.0.1:${address.port}` }],
+      clusters: [{ name: 'hung', server: `http://127.0.0.1:${address.port}`, skipTLSVerify: true }],
       users: [{ name: 'nobody' }],
       contexts: [{ name: 'hung', cluster: 'hung', user: 'nobody' }],
       currentContext: 'hung',
@@ -252,6 +252,7 @@ describe('deadlines', () => {
       env.cancel();
     }, 200);
     await assert.rejects(attempt);
-    assert.ok(Date.now() - started < 5_000, 'the request did not wait for its 60 s deadline');
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 200 && elapsed < 5_000, `ended ${elapsed} ms after the start, by the cancellation`);
   });
 });
