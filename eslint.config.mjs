@@ -6,7 +6,7 @@ import prettier from 'eslint-config-prettier';
 const IO_MODULES = ['node:*', '@temporalio/*', '@alicloud/*', '@darabonba/*', '@kubernetes/*', 'pino'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', 'eslint.config.mjs'] },
+  { ignores: ['node_modules/', 'dist/', 'coverage/', '.tmp/', 'eslint.config.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   ...tseslint.configs.stylisticTypeChecked,

@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs';
 
+import type { TLSConfig } from '@temporalio/client';
+import { loadClientConfigProfile } from '@temporalio/envconfig';
+import type { ClientConfigProfile, ConfigDataSource } from '@temporalio/envconfig';
+
 import { DEFAULT_TASK_QUEUE } from './workflows/workflow-ids.js';
 
 /** How to reach Temporal, shared by the worker and the watcher. */
@@ -7,25 +11,47 @@ export interface TemporalConnectionConfig {
   address: string;
   namespace: string;
   taskQueue: string;
-  tls?: {
-    serverRootCaCertificate?: Buffer;
-    clientCertPair?: { crt: Buffer; key: Buffer };
-    serverNameOverride?: string;
-  };
+  /** TLS settings; `true`: TLS with the system's roots; `false`: off even with an API key (`TEMPORAL_TLS=false`). */
+  tls?: TLSConfig | boolean;
   apiKey?: string;
+  /** gRPC metadata sent with every call (`TEMPORAL_GRPC_META_<NAME>`, or `grpc_meta` in the profile). */
+  metadata?: Record<string, string>;
+  /** Deprecated variables this configuration was read from, for {@link warnDeprecatedVariables}. */
+  deprecated?: string[];
 }
 
-/** The Temporal variables every process reads, with their meaning. */
+/**
+ * The Temporal variables every process reads, with their meaning. Everything but the task queue is Temporal's own
+ * environment configuration (as the Temporal CLI and every SDK name it, read by `@temporalio/envconfig`), on top of
+ * the selected profile of the TOML config file when there is one.
+ */
 export const TEMPORAL_ENV = {
   TEMPORAL_ADDRESS: 'Temporal frontend `host:port` (default `127.0.0.1:7233`)',
   TEMPORAL_NAMESPACE: 'Temporal namespace (default `default`)',
   TEMPORAL_TASK_QUEUE: `task queue of the node workflows (default \`${DEFAULT_TASK_QUEUE}\`)`,
-  TEMPORAL_TLS_CA: 'PEM file of the CA for the Temporal server certificate (enables TLS)',
-  TEMPORAL_TLS_CERT: 'PEM client certificate for mTLS (with `TEMPORAL_TLS_KEY`)',
-  TEMPORAL_TLS_KEY: 'PEM client key for mTLS',
+  TEMPORAL_API_KEY: 'API key, e.g. for Temporal Cloud (enables TLS)',
+  TEMPORAL_TLS: '`true` enables TLS (with the system CAs unless one is given), `false` disables it',
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: 'PEM file of the CA for the server certificate (enables TLS; or `…_DATA`: the PEM)',
+  TEMPORAL_TLS_SERVER_CA_CERT_DATA: 'the CA PEM itself',
+  TEMPORAL_TLS_CLIENT_CERT_PATH: 'PEM client certificate for mTLS, with the key (or `…_DATA`)',
+  TEMPORAL_TLS_CLIENT_CERT_DATA: 'the client certificate PEM itself',
+  TEMPORAL_TLS_CLIENT_KEY_PATH: 'PEM client key for mTLS (or `…_DATA`)',
+  TEMPORAL_TLS_CLIENT_KEY_DATA: 'the client key PEM itself',
   TEMPORAL_TLS_SERVER_NAME: 'server name to verify instead of the address host',
-  TEMPORAL_API_KEY: 'API key for Temporal Cloud (enables TLS)',
+  TEMPORAL_PROFILE: 'profile of the config file to use (default `default`)',
+  TEMPORAL_CONFIG_FILE:
+    'TOML config file with profiles (default `$XDG_CONFIG_HOME/temporalio/temporal.toml`, if present)',
+  TEMPORAL_TLS_CA: 'deprecated alias of `TEMPORAL_TLS_SERVER_CA_CERT_PATH` (removed in the next release)',
+  TEMPORAL_TLS_CERT: 'deprecated alias of `TEMPORAL_TLS_CLIENT_CERT_PATH` (removed in the next release)',
+  TEMPORAL_TLS_KEY: 'deprecated alias of `TEMPORAL_TLS_CLIENT_KEY_PATH` (removed in the next release)',
 } as const;
+
+/** eniflow's earlier names for Temporal's variables; read for one more release, with a warning. */
+export const DEPRECATED_TEMPORAL_ENV: Readonly<Record<string, string>> = {
+  TEMPORAL_TLS_CA: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  TEMPORAL_TLS_CERT: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  TEMPORAL_TLS_KEY: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+};
 
 /** Everything the worker process needs, parsed once from the environment. */
 export interface WorkerConfig {
@@ -135,32 +161,101 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   return config;
 }
 
-/** Parses the Temporal connection variables, adding any problem to `problems` (reported with the rest). */
+/**
+ * Parses the Temporal connection settings, adding any problem to `problems` (reported with the rest): Temporal's
+ * environment configuration through `@temporalio/envconfig` (the profile named by `TEMPORAL_PROFILE` from
+ * `TEMPORAL_CONFIG_FILE` or the default config file, if any, overridden by `TEMPORAL_*` variables), plus the
+ * deprecated aliases of {@link DEPRECATED_TEMPORAL_ENV} and eniflow's `TEMPORAL_TASK_QUEUE`.
+ */
 export function loadTemporalConnectionConfig(env: Env, problems: string[]): TemporalConnectionConfig {
+  const envVars: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) envVars[name] = value;
+  const deprecated: string[] = [];
+  for (const [alias, name] of Object.entries(DEPRECATED_TEMPORAL_ENV)) {
+    const value = envVars[alias];
+    if (value === undefined) continue;
+    deprecated.push(alias);
+    if (envVars[name] === undefined) envVars[name] = value;
+    else if (envVars[name] !== value) problems.push(`${alias} (deprecated) and ${name} differ: set only ${name}`);
+  }
+  let profile: ClientConfigProfile = {};
+  try {
+    profile = loadClientConfigProfile({ overrideEnvVars: envVars, ...configFileOptions(envVars) });
+  } catch (error) {
+    problems.push(`Temporal client configuration: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const config: TemporalConnectionConfig = {
-    address: env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233',
-    namespace: env['TEMPORAL_NAMESPACE'] ?? 'default',
+    address: profile.address ?? '127.0.0.1:7233',
+    namespace: profile.namespace ?? 'default',
     taskQueue: env['TEMPORAL_TASK_QUEUE'] ?? DEFAULT_TASK_QUEUE,
   };
-  const ca = env['TEMPORAL_TLS_CA'];
-  const cert = env['TEMPORAL_TLS_CERT'];
-  const key = env['TEMPORAL_TLS_KEY'];
-  const apiKey = env['TEMPORAL_API_KEY'];
-  if ((cert === undefined) !== (key === undefined)) problems.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
-  if (ca !== undefined || cert !== undefined || apiKey !== undefined) {
-    const tls: NonNullable<TemporalConnectionConfig['tls']> = {};
-    if (ca !== undefined) {
-      const pem = readPem(ca, 'TEMPORAL_TLS_CA', problems);
-      if (pem !== undefined) tls.serverRootCaCertificate = pem;
-    }
-    if (cert !== undefined && key !== undefined) {
-      const crt = readPem(cert, 'TEMPORAL_TLS_CERT', problems);
-      const keyPem = readPem(key, 'TEMPORAL_TLS_KEY', problems);
-      if (crt !== undefined && keyPem !== undefined) tls.clientCertPair = { crt, key: keyPem };
-    }
-    if (env['TEMPORAL_TLS_SERVER_NAME'] !== undefined) tls.serverNameOverride = env['TEMPORAL_TLS_SERVER_NAME'];
-    config.tls = tls;
-  }
-  if (apiKey !== undefined) config.apiKey = apiKey;
+  const tls = tlsConfig(profile, problems);
+  if (tls !== undefined) config.tls = tls;
+  if (profile.apiKey !== undefined) config.apiKey = profile.apiKey;
+  if (profile.grpcMeta !== undefined && Object.keys(profile.grpcMeta).length > 0) config.metadata = profile.grpcMeta;
+  if (deprecated.length > 0) config.deprecated = deprecated;
   return config;
+}
+
+/**
+ * The config file is optional: without `TEMPORAL_CONFIG_FILE` the default path is read only when it exists, so a
+ * container without a home directory or config file is configured by its environment alone.
+ */
+function configFileOptions(env: Record<string, string>): { disableFile?: boolean } {
+  if (env['TEMPORAL_CONFIG_FILE'] !== undefined) return {};
+  const configHome = env['XDG_CONFIG_HOME'] ?? (env['HOME'] === undefined ? undefined : `${env['HOME']}/.config`);
+  if (configHome === undefined) return { disableFile: true };
+  try {
+    readFileSync(`${configHome}/temporalio/temporal.toml`);
+    return {};
+  } catch {
+    return { disableFile: true };
+  }
+}
+
+const TLS_SOURCES = {
+  serverCACert: 'TEMPORAL_TLS_SERVER_CA_CERT',
+  clientCert: 'TEMPORAL_TLS_CLIENT_CERT',
+  clientKey: 'TEMPORAL_TLS_CLIENT_KEY',
+} as const;
+
+/** The profile's TLS settings for the SDK's connection: PEM files read now, every unreadable one reported. */
+function tlsConfig(profile: ClientConfigProfile, problems: string[]): TLSConfig | boolean | undefined {
+  const settings = profile.tls;
+  if (settings === undefined) return profile.apiKey === undefined ? undefined : true;
+  if (settings.disabled === true) return false;
+  const pem = (key: keyof typeof TLS_SOURCES): Buffer | undefined => {
+    const source: ConfigDataSource | undefined = settings[key];
+    if (source === undefined) return undefined;
+    if ('data' in source) return Buffer.from(source.data);
+    return readPem(source.path, `${TLS_SOURCES[key]}_PATH`, problems);
+  };
+  const tls: TLSConfig = {};
+  const ca = pem('serverCACert');
+  if (ca !== undefined) tls.serverRootCACertificate = ca;
+  if ((settings.clientCert === undefined) !== (settings.clientKey === undefined)) {
+    problems.push('the Temporal client certificate and key go together (TEMPORAL_TLS_CLIENT_CERT_* and _KEY_*)');
+  }
+  const crt = pem('clientCert');
+  const key = pem('clientKey');
+  if (crt !== undefined && key !== undefined) tls.clientCertPair = { crt, key };
+  if (settings.serverName !== undefined) tls.serverNameOverride = settings.serverName;
+  return tls;
+}
+
+const warnedDeprecated = new Set<string>();
+
+/** Logs, once per process and variable, that a deprecated variable was used and what replaces it. */
+export function warnDeprecatedVariables(
+  config: TemporalConnectionConfig,
+  warn: (fields: { variable: string; use: string }, message: string) => void,
+): void {
+  for (const variable of config.deprecated ?? []) {
+    if (warnedDeprecated.has(variable)) continue;
+    warnedDeprecated.add(variable);
+    warn(
+      { variable, use: DEPRECATED_TEMPORAL_ENV[variable] ?? '' },
+      'Deprecated environment variable; it will be removed in the next release',
+    );
+  }
 }

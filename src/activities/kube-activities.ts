@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
 
-import { activityInfo } from '@temporalio/activity';
+import { activityInfo, cancellationSignal } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeConfig, V1Container, V1Node, V1NodeCondition, V1Pod } from '@kubernetes/client-node';
+import type {
+  ConfigurationOptions,
+  KubeConfig,
+  V1Container,
+  V1Node,
+  V1NodeCondition,
+  V1Pod,
+} from '@kubernetes/client-node';
 
 import {
   EXCLUSIVE_ENI_MODE_LABEL,
@@ -24,6 +31,7 @@ import type {
   NodeStatus,
   PodSnapshot,
 } from '../ipam/index.js';
+import { deadlineOptions, KUBE_REQUEST_TIMEOUT_MS } from '../kube-request.js';
 import type { Logger } from '../logger.js';
 
 /** Failure types of the Kubernetes activities. */
@@ -41,6 +49,8 @@ export interface KubeActivityDeps {
    * writer (Terway's daemon, an operator) change the CR between our read and our write.
    */
   beforeStatusReplace?: (attempt: number) => Promise<void>;
+  /** Deadline of each request (default {@link KUBE_REQUEST_TIMEOUT_MS}); a cancelled activity aborts it sooner. */
+  requestTimeoutMs?: number;
 }
 
 /** What the workflow reads about its node at the start of each pass: plain JSON, small. */
@@ -194,6 +204,10 @@ export function createKubeActivities(deps: KubeActivityDeps) {
   const core = deps.kubeConfig.makeApiClient(CoreV1Api);
   const custom = deps.kubeConfig.makeApiClient(CustomObjectsApi);
   const component = deps.component ?? 'eniflow';
+  const timeoutMs = deps.requestTimeoutMs ?? KUBE_REQUEST_TIMEOUT_MS;
+  /** Every request ends at its deadline, or earlier when the activity is cancelled (or the worker shuts down). */
+  const call = (options?: ConfigurationOptions): ConfigurationOptions =>
+    deadlineOptions({ timeoutMs, signal: cancellationSignal() }, options);
   const logFor = (nodeName: string): Logger => {
     const info = activityInfo();
     return deps.logger.child({
@@ -206,7 +220,7 @@ export function createKubeActivities(deps: KubeActivityDeps) {
 
   async function getCr(name: string): Promise<RawObject | undefined> {
     try {
-      return (await custom.getClusterCustomObject(crRef(name))) as RawObject;
+      return (await custom.getClusterCustomObject(crRef(name), call())) as RawObject;
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw kubeFailure(error, `get Node CR ${name}`);
@@ -231,27 +245,33 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       }
       try {
         // resourceVersion "0": served from the apiserver's watch cache, not a quorum read of etcd.
-        const pods = await core.listPodForAllNamespaces({
-          fieldSelector: `spec.nodeName=${input.nodeName}`,
-          resourceVersion: '0',
-        });
+        const pods = await core.listPodForAllNamespaces(
+          {
+            fieldSelector: `spec.nodeName=${input.nodeName}`,
+            resourceVersion: '0',
+          },
+          call(),
+        );
         snapshot.pods = pods.items.map(podSnapshotOf);
       } catch (error) {
         throw kubeFailure(error, `list pods of ${input.nodeName}`);
       }
       try {
-        const runtime = (await custom.getClusterCustomObject({
-          group: NODE_CR_GROUP,
-          version: NODE_CR_VERSION,
-          plural: NODE_RUNTIME_PLURAL,
-          name: input.nodeName,
-        })) as RawObject;
+        const runtime = (await custom.getClusterCustomObject(
+          {
+            group: NODE_CR_GROUP,
+            version: NODE_CR_VERSION,
+            plural: NODE_RUNTIME_PLURAL,
+            name: input.nodeName,
+          },
+          call(),
+        )) as RawObject;
         snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
       } catch (error) {
         if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${input.nodeName}`);
       }
       try {
-        snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }));
+        snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
       } catch (error) {
         if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
       }
@@ -283,10 +303,13 @@ export function createKubeActivities(deps: KubeActivityDeps) {
         });
         await deps.beforeStatusReplace?.(attempt);
         try {
-          const written = (await custom.replaceClusterCustomObjectStatus({
-            ...crRef(input.nodeName),
-            body: { ...raw, status },
-          })) as RawObject;
+          const written = (await custom.replaceClusterCustomObjectStatus(
+            {
+              ...crRef(input.nodeName),
+              body: { ...raw, status },
+            },
+            call(),
+          )) as RawObject;
           const resourceVersion = written.metadata?.['resourceVersion'];
           log.info({ conflicts: attempt }, 'Wrote Node CR status');
           return {
@@ -313,7 +336,7 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       try {
         await core.patchNodeStatus(
           { name: input.nodeName, body: { status: { conditions: [input.condition] } } },
-          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+          call(setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch)),
         );
         logFor(input.nodeName).info(
           { type: input.condition.type, status: input.condition.status },
@@ -336,28 +359,31 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       const namespace = input.involved.namespace ?? 'default';
       const now = new Date();
       try {
-        await core.createNamespacedEvent({
-          namespace,
-          body: {
-            metadata: { name: `${input.involved.name}.${randomBytes(8).toString('hex')}`, namespace },
-            involvedObject: {
-              kind: input.involved.kind,
-              apiVersion: input.involved.apiVersion,
-              name: input.involved.name,
-              ...(input.involved.namespace === undefined ? {} : { namespace: input.involved.namespace }),
-              ...(input.involved.uid === undefined ? {} : { uid: input.involved.uid }),
+        await core.createNamespacedEvent(
+          {
+            namespace,
+            body: {
+              metadata: { name: `${input.involved.name}.${randomBytes(8).toString('hex')}`, namespace },
+              involvedObject: {
+                kind: input.involved.kind,
+                apiVersion: input.involved.apiVersion,
+                name: input.involved.name,
+                ...(input.involved.namespace === undefined ? {} : { namespace: input.involved.namespace }),
+                ...(input.involved.uid === undefined ? {} : { uid: input.involved.uid }),
+              },
+              type: input.type,
+              reason: input.reason,
+              message: input.message.slice(0, 1024),
+              source: { component },
+              reportingComponent: component,
+              reportingInstance: component,
+              firstTimestamp: now,
+              lastTimestamp: now,
+              count: 1,
             },
-            type: input.type,
-            reason: input.reason,
-            message: input.message.slice(0, 1024),
-            source: { component },
-            reportingComponent: component,
-            reportingInstance: component,
-            firstTimestamp: now,
-            lastTimestamp: now,
-            count: 1,
           },
-        });
+          call(),
+        );
       } catch (error) {
         throw kubeFailure(error, `record event ${input.reason}`);
       }
@@ -381,7 +407,7 @@ export function createKubeActivities(deps: KubeActivityDeps) {
                 },
               },
             },
-            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            call(setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
           );
           logFor(input.nodeName).info('Removed Node CR finalizer');
           return { removed: true };

@@ -1,6 +1,7 @@
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import type { KubeConfig, V1Lease, V1ObjectMeta } from '@kubernetes/client-node';
 
+import { abortOptions } from '../kube-request.js';
 import type { Logger } from '../logger.js';
 
 export interface LeaderElectorOptions {
@@ -82,7 +83,9 @@ export class LeaderElector {
       const budgetMs = this.leading
         ? this.lastRenewMs + this.options.renewDeadlineMs - Date.now()
         : this.options.retryPeriodMs * 5;
-      const attempt = this.tryAcquireOrRenew().catch((error: unknown) => this.failed(error));
+      // The requests are aborted at the deadline too, so a hung apiserver connection is not left behind.
+      const options = abortOptions(AbortSignal.timeout(Math.max(budgetMs, 1)));
+      const attempt = this.tryAcquireOrRenew(options).catch((error: unknown) => this.failed(error));
       const ok = await withDeadline(attempt, Math.max(budgetMs, 0));
       if (this.isStopped()) break;
       const nowMs = Date.now();
@@ -112,29 +115,32 @@ export class LeaderElector {
     this.options.onStoppedLeading();
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  private async tryAcquireOrRenew(options: RequestOptions): Promise<boolean> {
     const { namespace, name, identity } = this.options;
     const nowMs = Date.now();
     const durationSeconds = Math.max(1, Math.ceil(this.options.leaseDurationMs / 1000));
     let lease: V1Lease;
     try {
-      lease = await this.api.readNamespacedLease({ name, namespace });
+      lease = await this.api.readNamespacedLease({ name, namespace }, options);
     } catch (error) {
       if (statusCode(error) !== 404) return this.failed(error);
       try {
-        await this.api.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace },
-            spec: {
-              holderIdentity: identity,
-              leaseDurationSeconds: durationSeconds,
-              acquireTime: new V1MicroTime(nowMs),
-              renewTime: new V1MicroTime(nowMs),
-              leaseTransitions: 0,
+        await this.api.createNamespacedLease(
+          {
+            namespace,
+            body: {
+              metadata: { name, namespace },
+              spec: {
+                holderIdentity: identity,
+                leaseDurationSeconds: durationSeconds,
+                acquireTime: new V1MicroTime(nowMs),
+                renewTime: new V1MicroTime(nowMs),
+                leaseTransitions: 0,
+              },
             },
           },
-        });
+          options,
+        );
         return true;
       } catch (createError) {
         return this.failed(createError);
@@ -149,20 +155,23 @@ export class LeaderElector {
     if (heldByOther && this.observed.atMs + recordDurationMs > nowMs) return false;
     const isRenewal = holder === identity;
     try {
-      await this.api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: {
-          metadata: leaseMetadata(lease),
-          spec: {
-            holderIdentity: identity,
-            leaseDurationSeconds: durationSeconds,
-            acquireTime: (isRenewal ? microTime(spec.acquireTime) : undefined) ?? new V1MicroTime(nowMs),
-            renewTime: new V1MicroTime(nowMs),
-            leaseTransitions: (spec.leaseTransitions ?? 0) + (isRenewal || holder === '' ? 0 : 1),
+      await this.api.replaceNamespacedLease(
+        {
+          name,
+          namespace,
+          body: {
+            metadata: leaseMetadata(lease),
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: (isRenewal ? microTime(spec.acquireTime) : undefined) ?? new V1MicroTime(nowMs),
+              renewTime: new V1MicroTime(nowMs),
+              leaseTransitions: (spec.leaseTransitions ?? 0) + (isRenewal || holder === '' ? 0 : 1),
+            },
           },
         },
-      });
+        options,
+      );
       return true;
     } catch (error) {
       return this.failed(error);
@@ -171,23 +180,27 @@ export class LeaderElector {
 
   private async release(): Promise<void> {
     const { namespace, name, identity } = this.options;
+    const options = abortOptions(AbortSignal.timeout(this.options.renewDeadlineMs));
     try {
-      const lease = await this.api.readNamespacedLease({ name, namespace });
+      const lease = await this.api.readNamespacedLease({ name, namespace }, options);
       if (lease.spec?.holderIdentity !== identity) return;
-      await this.api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: {
-          metadata: leaseMetadata(lease),
-          spec: {
-            holderIdentity: '',
-            leaseDurationSeconds: 1,
-            renewTime: new V1MicroTime(Date.now()),
-            acquireTime: microTime(lease.spec.acquireTime) ?? new V1MicroTime(Date.now()),
-            ...(lease.spec.leaseTransitions === undefined ? {} : { leaseTransitions: lease.spec.leaseTransitions }),
+      await this.api.replaceNamespacedLease(
+        {
+          name,
+          namespace,
+          body: {
+            metadata: leaseMetadata(lease),
+            spec: {
+              holderIdentity: '',
+              leaseDurationSeconds: 1,
+              renewTime: new V1MicroTime(Date.now()),
+              acquireTime: microTime(lease.spec.acquireTime) ?? new V1MicroTime(Date.now()),
+              ...(lease.spec.leaseTransitions === undefined ? {} : { leaseTransitions: lease.spec.leaseTransitions }),
+            },
           },
         },
-      });
+        options,
+      );
       this.options.logger.info({ lease: this.leaseRef(), identity }, 'Released lease');
     } catch (error) {
       this.options.logger.warn({ lease: this.leaseRef(), err: error }, 'Releasing the lease failed');
@@ -219,6 +232,8 @@ export class LeaderElector {
     this.wake = undefined;
   }
 }
+
+type RequestOptions = ReturnType<typeof abortOptions>;
 
 /** The metadata a compare-and-swap write needs: name, namespace and the resourceVersion that was read. */
 function leaseMetadata(lease: V1Lease): V1ObjectMeta {

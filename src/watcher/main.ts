@@ -2,7 +2,8 @@
  * The watcher: informers on Node CRs, bound Pods and core Nodes turn relevant changes into coalesced `reconcile`
  * signals (`signalWithStart`) of each node's workflow. Only the replica holding the Lease signals.
  *
- * Run: `node --import tsx src/watcher/main.ts` (environment in {@link WATCHER_ENV}).
+ * Run: `node dist/watcher/main.js` from the build (`npm run build`), or `node --import tsx src/watcher/main.ts`
+ * (environment in {@link WATCHER_ENV}).
  */
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -11,8 +12,9 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import type { KubernetesListObject, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 
-import { ConfigError } from '../config.js';
+import { ConfigError, warnDeprecatedVariables } from '../config.js';
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
+import { abortOptions } from '../kube-request.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
 import { startHealthServer } from './health-server.js';
@@ -74,6 +76,9 @@ export async function runWatcher(
 ): Promise<WatcherHandle> {
   const logger = dependencies.logger ?? createLogger({ name: 'eniflow-watcher', level: config.logLevel });
   const kubeConfig = dependencies.kubeConfig ?? loadKubeConfig(config);
+  warnDeprecatedVariables(config.temporal, (fields, message) => {
+    logger.warn(fields, message);
+  });
   let connection: Connection | undefined;
   let gateway = dependencies.gateway;
   if (gateway === undefined) {
@@ -83,6 +88,7 @@ export async function runWatcher(
         address: config.temporal.address,
         ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
         ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+        ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
       });
       client = new Client({ connection, namespace: config.temporal.namespace });
     }
@@ -104,7 +110,7 @@ export async function runWatcher(
     name: 'pods',
     path: '/api/v1/pods',
     fieldSelector: BOUND_PODS_FIELD_SELECTOR,
-    list: () => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS_FIELD_SELECTOR }),
+    list: (signal) => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS_FIELD_SELECTOR }, abortOptions(signal)),
     view: podView,
     change: podChange,
   });
@@ -112,12 +118,11 @@ export async function runWatcher(
     ...common,
     name: 'node-crs',
     path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
-    list: async () =>
-      (await customObjects.listClusterCustomObject({
-        group: NODE_CR_GROUP,
-        version: NODE_CR_VERSION,
-        plural: NODE_CR_PLURAL,
-      })) as KubernetesListObject<NodeCrObject & KubernetesObject>,
+    list: async (signal) =>
+      (await customObjects.listClusterCustomObject(
+        { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL },
+        abortOptions(signal),
+      )) as KubernetesListObject<NodeCrObject & KubernetesObject>,
     view: nodeCrView,
     change: nodeCrChange,
   });
@@ -125,7 +130,7 @@ export async function runWatcher(
     ...common,
     name: 'core-nodes',
     path: '/api/v1/nodes',
-    list: () => core.listNode(),
+    list: (signal) => core.listNode({}, abortOptions(signal)),
     view: coreNodeView,
     change: coreNodeChange,
   });

@@ -11,8 +11,10 @@ export interface InformerCounters {
   lists: number;
   /** Watches answered 410 Gone. */
   expired: number;
-  /** Watches ended by the idle watchdog. */
+  /** Watches ended by client-node's inactivity timeout. */
   idleTimeouts: number;
+  /** Lists abandoned at their deadline (`listTimeoutMs`), then retried like any failed list. */
+  listTimeouts: number;
   /** Errors that stopped the informer (list failures, watch HTTP errors, network errors). */
   errors: number;
   /** Restarts after such errors. */
@@ -27,8 +29,11 @@ export interface ResourceInformerOptions<T extends KubernetesObject, V extends {
   kubeConfig: KubeConfig;
   /** The watch path, e.g. `/api/v1/pods`. */
   path: string;
-  /** Lists the same objects the watch selects (same field selector). */
-  list: () => Promise<KubernetesListObject<T>>;
+  /**
+   * Lists the same objects the watch selects (same field selector), abandoning the request when `signal` fires
+   * (see `abortOptions` in kube-request.ts).
+   */
+  list: (signal: AbortSignal) => Promise<KubernetesListObject<T>>;
   fieldSelector?: string;
   /** Projects an object onto what matters; only projections are kept. */
   view: (object: T) => V;
@@ -36,14 +41,16 @@ export interface ResourceInformerOptions<T extends KubernetesObject, V extends {
   change: (before: V | undefined, after: V | undefined) => NodeChange | undefined;
   onChange: (change: NodeChange) => void;
   logger: Logger;
-  watch: { serverTimeoutSeconds: number; idleTimeoutMs: number };
+  /** Watch timeouts (see {@link KubeWatch}) and the deadline of each list. */
+  watch: { serverTimeoutSeconds: number; idleTimeoutMs: number; listTimeoutMs: number };
   /** Restart delay after an error: doubles from `initialMs` up to `maxMs`, reset by the next good list or event. */
   backoff?: { initialMs: number; maxMs: number };
 }
 
 /**
  * An informer on client-node's `ListWatch` (list, then watch from the list's resourceVersion; relist on 410) that
- * also restarts after any other error with backoff, ends silent watches (see {@link KubeWatch}), and turns every
+ * also restarts after any other error with backoff, gives every list a deadline (a list hung in an apiserver
+ * failover would otherwise stall the informer for good), ends silent watches (see {@link KubeWatch}), and turns every
  * add/update/delete into a {@link NodeChange} by comparing projections. Changes of the first list are not reported:
  * the caller reads {@link nodeNames} once {@link synced} resolves. A relist reports objects that vanished.
  */
@@ -53,7 +60,9 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
   private readonly views = new Map<string, V>();
   private readonly kubeWatch: KubeWatch;
   private readonly listWatch: ListWatch<T>;
-  private readonly counts = { lists: 0, errors: 0, restarts: 0 };
+  private readonly counts = { lists: 0, errors: 0, restarts: 0, listTimeouts: 0 };
+  /** Aborted by {@link stop}: ends a list in flight. */
+  private stopping = new AbortController();
   private markSynced: () => void = () => undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private backoffMs: number;
@@ -65,7 +74,11 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
     this.synced = new Promise((resolve) => {
       this.markSynced = resolve;
     });
-    this.kubeWatch = new KubeWatch({ kubeConfig: options.kubeConfig, ...options.watch });
+    this.kubeWatch = new KubeWatch({
+      kubeConfig: options.kubeConfig,
+      serverTimeoutSeconds: options.watch.serverTimeoutSeconds,
+      idleTimeoutMs: options.watch.idleTimeoutMs,
+    });
     this.listWatch = new ListWatch<T>(
       options.path,
       this.kubeWatch,
@@ -96,12 +109,16 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
 
   start(): void {
     this.stopped = false;
+    this.stopping = new AbortController();
+    this.kubeWatch.reopen();
     this.run();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.restartTimer);
+    this.stopping.abort();
+    this.kubeWatch.close();
     await this.listWatch.stop();
   }
 
@@ -130,7 +147,19 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
 
   /** ListWatch's list function: lists, reports what vanished since the last view, then updates the views. */
   private async listAndDiff(): Promise<KubernetesListObject<T>> {
-    const list = await this.options.list();
+    const deadline = AbortSignal.timeout(this.options.watch.listTimeoutMs);
+    let list: KubernetesListObject<T>;
+    try {
+      list = await this.options.list(AbortSignal.any([this.stopping.signal, deadline]));
+    } catch (error) {
+      if (deadline.aborted) {
+        this.counts.listTimeouts += 1;
+        throw new Error(`list ${this.options.path} got no answer within ${this.options.watch.listTimeoutMs} ms`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
     const initial = this.counts.lists === 0;
     this.counts.lists += 1;
     this.backoffMs = this.options.backoff?.initialMs ?? 1_000;

@@ -23,8 +23,10 @@ export interface WatcherConfig {
   watch: {
     /** Asked of the server per watch; the informer resumes from its resourceVersion after it. */
     serverTimeoutSeconds: number;
-    /** The watchdog: a watch with no event or bookmark for this long is ended and resumed. */
+    /** client-node's inactivity timeout: a watch with no event or bookmark for this long is ended and resumed. */
     idleTimeoutMs: number;
+    /** Deadline of each informer list; a list without an answer by then is abandoned and retried with backoff. */
+    listTimeoutMs: number;
   };
   logLevel: string;
   /** `host:port` of the health and metrics endpoint; absent → none. */
@@ -44,7 +46,8 @@ export const WATCHER_ENV = {
   COALESCE_WINDOW_MS: 'a node is signalled once its changes have been quiet this long (default 200)',
   COALESCE_MAX_DELAY_MS: 'and at the latest this long after its first unsent change (default 10 × the window)',
   WATCH_TIMEOUT_SECONDS: 'server-side timeout of each watch request (default 300)',
-  WATCH_IDLE_TIMEOUT_SECONDS: 'watchdog: resume a watch silent this long, bookmarks included (default 90)',
+  WATCH_IDLE_TIMEOUT_SECONDS: 'resume a watch silent this long, bookmarks included (default 90)',
+  LIST_TIMEOUT_SECONDS: 'deadline of each informer list; retried with backoff after it (default 60)',
   LOG_LEVEL: 'pino level (default `info`)',
   HEALTH_ADDRESS: 'serve `/healthz`, `/readyz` and `/metrics` on this `host:port` (default off)',
 } as const;
@@ -133,6 +136,7 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
         integer: true,
       }),
       idleTimeoutMs: positiveNumber({ env, name: 'WATCH_IDLE_TIMEOUT_SECONDS', fallback: 90, problems }) * 1000,
+      listTimeoutMs: positiveNumber({ env, name: 'LIST_TIMEOUT_SECONDS', fallback: 60, problems }) * 1000,
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
   };

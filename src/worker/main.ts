@@ -5,11 +5,11 @@ import type { LogLevel } from '@temporalio/worker';
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
 import { EcsRateLimiter } from '../activities/ecs/rate-limiter.js';
-import { ConfigError, loadWorkerConfig } from '../config.js';
+import { ConfigError, loadWorkerConfig, warnDeprecatedVariables } from '../config.js';
 import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
-import { createEniflowWorker } from './create-worker.js';
+import { createEniflowWorker, workflowSource } from './create-worker.js';
 import { ecsCallMetrics } from './metrics.js';
 
 const PINO_LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -42,6 +42,9 @@ export interface RunningWorker {
 /** Connects to Temporal, builds the worker from the configuration and starts it. */
 export async function startWorker(input: { config: WorkerConfig; logger: Logger }): Promise<RunningWorker> {
   const { config, logger } = input;
+  warnDeprecatedVariables(config.temporal, (fields, message) => {
+    logger.warn(fields, message);
+  });
   const kubeConfig = new KubeConfig();
   if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
   else kubeConfig.loadFromDefault();
@@ -60,6 +63,7 @@ export async function startWorker(input: { config: WorkerConfig; logger: Logger 
     address: config.temporal.address,
     ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
     ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+    ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
   });
   const worker = await createEniflowWorker({
     connection,
@@ -71,7 +75,15 @@ export async function startWorker(input: { config: WorkerConfig; logger: Logger 
     eniPollIntervalMs: config.ecs.eniPollIntervalMs,
     maxConcurrentActivities: config.maxConcurrentActivities,
   });
-  logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
+  const source = workflowSource();
+  logger.info(
+    {
+      address: config.temporal.address,
+      taskQueue: config.temporal.taskQueue,
+      workflowCode: 'workflowBundle' in source ? 'prebuilt bundle' : 'bundled from source at start',
+    },
+    'Worker started',
+  );
   const done = worker.run().finally(async () => {
     await connection.close();
     logger.info('Worker stopped');

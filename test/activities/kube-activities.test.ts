@@ -3,9 +3,12 @@
  * activity context).
  */
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { createServer } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
 
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 
@@ -189,5 +192,67 @@ describe('node conditions, events, finalizer', () => {
     assert.deepEqual(await run(() => activities().removeNodeFinalizer({ nodeName })), { removed: true });
     assert.deepEqual((await readNodeCr(kube, nodeName)).metadata.finalizers, ['example.com/other']);
     assert.deepEqual(await run(() => activities().removeNodeFinalizer({ nodeName })), { removed: false });
+  });
+});
+
+describe('deadlines', () => {
+  let server: Server;
+  let hungKubeConfig: KubeConfig;
+  const sockets = new Set<Socket>();
+
+  before(async () => {
+    // An apiserver that accepts connections and never answers (as during a failover).
+    server = createServer((socket) => {
+      sockets.add(socket);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    assert.ok(address !== null && typeof address === 'object');
+    hungKubeConfig = new KubeConfig();
+    hungKubeConfig.loadFromOptions({
+      clusters: [{ name: 'hung', server: `http://127.0.0.1:${address.port}`, skipTLSVerify: true }],
+      users: [{ name: 'nobody' }],
+      contexts: [{ name: 'hung', cluster: 'hung', user: 'nobody' }],
+      currentContext: 'hung',
+    });
+  });
+
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
+  });
+
+  it('a request without an answer fails at its deadline as a retryable KubeTransient', async () => {
+    const hung = createKubeActivities({ kubeConfig: hungKubeConfig, logger, requestTimeoutMs: 300 });
+    const started = Date.now();
+    await assert.rejects(
+      run(() => hung.readNodeSnapshot({ nodeName: 'n1' })),
+      (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.type, 'KubeTransient');
+        assert.equal(error.nonRetryable, false);
+        return true;
+      },
+    );
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 300 && elapsed < 5_000, `failed after ${elapsed} ms`);
+  });
+
+  it('cancelling the activity aborts its request at once', async () => {
+    const hung = createKubeActivities({ kubeConfig: hungKubeConfig, logger, requestTimeoutMs: 60_000 });
+    const env = new MockActivityEnvironment({ activityType: 'test' });
+    const started = Date.now();
+    const attempt = env.run(() => hung.readNodeSnapshot({ nodeName: 'n1' }));
+    setTimeout(() => {
+      env.cancel();
+    }, 200);
+    await assert.rejects(attempt);
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 200 && elapsed < 5_000, `ended ${elapsed} ms after the start, by the cancellation`);
   });
 });

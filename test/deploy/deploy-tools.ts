@@ -49,9 +49,9 @@ export async function runTool(input: {
   }
 }
 
-/** Renders the kustomize base (`kustomize build deploy`, what `kubectl kustomize deploy` runs) and parses it. */
-export async function renderDeployBase(): Promise<{ text: string; objects: KubernetesObject[] }> {
-  const { stdout } = await runTool({ argv: [await cachedToolPath(KUSTOMIZE), 'build', 'deploy'] });
+/** Renders the kustomize base (`kustomize build <dir>`, what `kubectl kustomize` runs), or an overlay, and parses it. */
+export async function renderDeployBase(dir = 'deploy'): Promise<{ text: string; objects: KubernetesObject[] }> {
+  const { stdout } = await runTool({ argv: [await cachedToolPath(KUSTOMIZE), 'build', dir] });
   return { text: stdout, objects: loadAllYaml(stdout) as KubernetesObject[] };
 }
 

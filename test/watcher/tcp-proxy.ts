@@ -1,6 +1,8 @@
 /**
  * A loopback TCP forwarder the watcher reaches the real kube-apiserver through, so a test can cut the network
- * (every open connection dropped, new ones refused) and restore it. Bytes pass through untouched (TLS included).
+ * (every open connection dropped, new ones refused), make it hang (new connections accepted and never answered,
+ * as during an apiserver failover behind a load balancer) and restore it. Bytes pass through untouched (TLS
+ * included).
  */
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
@@ -10,16 +12,27 @@ export interface TcpProxy {
   readonly port: number;
   /** Drops every open connection and refuses new ones until {@link restore}. */
   cut(): void;
+  /** Drops every open connection; new ones are accepted and then never answered (they stay so after restore). */
+  hang(): void;
   restore(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(upstream: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
-  let isCut = false;
+  let mode: 'pass' | 'cut' | 'hang' = 'pass';
   const server: Server = createServer((client) => {
-    if (isCut) {
+    if (mode === 'cut') {
       client.destroy();
+      return;
+    }
+    if (mode === 'hang') {
+      sockets.add(client);
+      client.on('close', () => {
+        sockets.delete(client);
+      });
+      client.on('error', () => undefined);
+      client.resume();
       return;
     }
     const target = connect(upstream.port, upstream.host);
@@ -42,11 +55,15 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
   return {
     port: address.port,
     cut: () => {
-      isCut = true;
+      mode = 'cut';
+      for (const socket of sockets) socket.destroy();
+    },
+    hang: () => {
+      mode = 'hang';
       for (const socket of sockets) socket.destroy();
     },
     restore: () => {
-      isCut = false;
+      mode = 'pass';
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();

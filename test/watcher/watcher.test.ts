@@ -333,11 +333,11 @@ describe('signals', () => {
   });
 });
 
-describe('watchdog', () => {
+describe('inactivity timeout', () => {
   it('ends a watch that stays silent and resumes it without losing changes', async () => {
     const taskQueue = newTaskQueue('watcher-watchdog');
     const node = await newCoreNode('watchdog');
-    // Bookmarks come about once a minute, so a 1 s watchdog fires on every quiet watch.
+    // Bookmarks come about once a minute, so a 1 s inactivity timeout ends every quiet watch.
     const watcher = await startWatcher({
       taskQueue,
       leaseName: uniqueName('lease'),
@@ -352,17 +352,64 @@ describe('watchdog', () => {
       accept: (signals) => signals.length >= 1,
     });
     await pollUntil(() => Promise.resolve(watcher.metrics().informers.pods.idleTimeouts >= 2 ? true : undefined), {
-      description: 'the pod watch to be ended twice by the watchdog',
+      description: 'the pod watch to be ended twice by the inactivity timeout',
       timeoutMs: 20_000,
     });
     const pods = watcher.metrics().informers.pods;
-    assert.equal(pods.lists, 1, 'a watchdog restart resumes from the resourceVersion, it does not relist');
+    assert.equal(pods.lists, 1, 'a timed-out watch resumes from the resourceVersion, it does not relist');
     assert.equal(pods.errors, 0);
     await createPodOnNode(kube, { namespace, name: uniqueName('pod'), nodeName: node });
     await waitForSignals({
       client: temporal.client,
       nodeName: node,
-      description: 'the pod-added signal after watchdog restarts',
+      description: 'the pod-added signal after the timed-out watches',
+      accept: (signals) => reasonWords(signals).has('pod-added'),
+    });
+  });
+});
+
+describe('hung list', () => {
+  let proxy: TcpProxy | undefined;
+
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('abandons a list that gets no answer at its deadline, and the informer recovers', async () => {
+    const taskQueue = newTaskQueue('watcher-hung-list');
+    const node = await newCoreNode('hung-list');
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(kubeServer()).port) });
+    // The apiserver accepts connections and never answers (a failover): every first list hangs.
+    proxy.hang();
+    const watcher = await startWatcher({
+      taskQueue,
+      leaseName: uniqueName('lease'),
+      identity: 'hung-list-0',
+      kubeConfig: kubeConfigThrough(proxy),
+      watch: { listTimeoutMs: 1_000 },
+    });
+    await pollUntil(() => Promise.resolve(watcher.metrics().informers.coreNodes.listTimeouts >= 1 ? true : undefined), {
+      description: 'the core Node list to be abandoned at its deadline',
+      timeoutMs: 10_000,
+    });
+    assert.equal(watcher.metrics().informers.coreNodes.lists, 0);
+    proxy.restore();
+    await watcher.synced;
+    const coreNodes = watcher.metrics().informers.coreNodes;
+    assert.ok(coreNodes.restarts >= 1, 'the informer was restarted after the abandoned list');
+    assert.equal(coreNodes.lists, 1);
+    await waitForLeader(watcher);
+    await waitForSignals({
+      client: temporal.client,
+      nodeName: node,
+      description: 'the start signal once the apiserver answers again',
+      accept: (signals) => signals.length >= 1,
+    });
+    await createPodOnNode(kube, { namespace, name: uniqueName('pod'), nodeName: node });
+    await waitForSignals({
+      client: temporal.client,
+      nodeName: node,
+      description: 'a pod-added signal: the informers watch again',
       accept: (signals) => reasonWords(signals).has('pod-added'),
     });
   });
