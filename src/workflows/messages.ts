@@ -68,6 +68,8 @@ export interface NodeWorkflowState {
   unschedulableEnis?: string[];
   /** Gone pods whose IPs wait for the daemon's CNI delete in its NodeRuntime before they are freed. */
   podsAwaitingCniDelete?: number;
+  /** Creates whose outcome is unknown, to be re-issued with their ClientToken by the next pass. */
+  pendingCreates?: number;
 }
 
 export const IPAM_STATES = [

@@ -110,6 +110,8 @@ export const DEFAULT_SETTINGS: NodeIpamSettings = {
 const DATA_PLANE_SAFETY_PATCH = 'data-plane-safety';
 /** The due time of the next OpenAPI sync is read from the CR by a new run (before it, every new run synced). */
 const SYNC_TIME_FROM_CR_PATCH = 'sync-time-from-cr';
+/** Create intents outlive a pass (before it, a create lost on every attempt was re-planned under a new token). */
+const CREATE_INTENT_PATCH = 'create-intent';
 
 /** What survives continue-as-new: only what the CR does not already hold. */
 export interface CarriedState {
@@ -128,7 +130,26 @@ export interface CarriedState {
   daemonWait?: { sinceMs: number; reported: boolean };
   /** What the last OpenAPI sync decided about ENIs the instance's listing left out. */
   unlistedEnis?: UnlistedEniReport[];
+  /**
+   * Creates whose outcome is unknown (every attempt lost: worker killed, responses dropped, partition). The next
+   * pass re-issues each with the same ClientToken and parameters before anything else, so an ENI the cloud did
+   * create is found and used (or released), never abandoned while another is created under a new token.
+   */
+  pendingCreates?: PendingCreate[];
 }
+
+/** A create intent: what was asked and under which ClientToken. */
+export interface PendingCreate {
+  clientToken: string;
+  eniKind: Extract<EniAllocation, { kind: 'createEni' }>['eniKind'];
+  vSwitchId: string;
+  ipv4Count: number;
+  ipv6Count: number;
+  sinceMs: number;
+}
+
+/** Failure types after which ECS has certainly created nothing (the same token's last answer was a refusal). */
+const DEFINITE_CREATE_REFUSALS = ['EcsVSwitchExhausted', 'EcsQuotaExceeded', 'EcsInvalidRequest', 'EcsNotFound'];
 
 /** A failure of one activity, reduced to what the workflow decides on. */
 interface StepFailure {
@@ -151,6 +172,17 @@ function stepFailure(error: unknown): StepFailure {
 }
 
 const MAX_RECORDED_ERRORS = 20;
+
+/** The create a pending intent stands for, with exactly the parameters its token was first sent with. */
+function intentAllocation(intent: PendingCreate): Extract<EniAllocation, { kind: 'createEni' }> {
+  return {
+    kind: 'createEni',
+    eniKind: intent.eniKind,
+    vSwitchId: intent.vSwitchId,
+    ipv4Count: intent.ipv4Count,
+    ipv6Count: intent.ipv6Count,
+  };
+}
 
 /** A fraction in [0, 1) fixed per node (FNV-1a of its name), so timers of many nodes spread out, same on replay. */
 function jitterOf(nodeName: string): number {
@@ -284,6 +316,7 @@ export class NodeReconciler {
     if (this.state.unlistedEnis !== undefined) view.unlistedEnis = [...this.state.unlistedEnis];
     if (this.unschedulableEnis.length > 0) view.unschedulableEnis = [...this.unschedulableEnis];
     if (this.awaitingCniDelete > 0) view.podsAwaitingCniDelete = this.awaitingCniDelete;
+    if ((this.state.pendingCreates?.length ?? 0) > 0) view.pendingCreates = this.state.pendingCreates?.length ?? 0;
     return view;
   }
 
@@ -784,8 +817,21 @@ export class NodeReconciler {
       if (failure.type === 'EcsVSwitchExhausted') anyVSwitchExhausted = true;
     };
 
+    // Unresolved creates go first, under their own token and parameters: each stands in for a planned create of
+    // its kind, or runs on its own when none is planned (the ENI may exist; if unneeded the pool releases it).
+    const intents = [...(this.state.pendingCreates ?? [])];
+    delete this.state.pendingCreates;
+    const allocations: (EniAllocation & { intent?: PendingCreate })[] = input.allocations.map((allocation) => {
+      if (allocation.kind !== 'createEni') return allocation;
+      const index = intents.findIndex((intent) => intent.eniKind === allocation.eniKind);
+      if (index < 0) return allocation;
+      const [intent] = intents.splice(index, 1);
+      return intent === undefined ? allocation : { ...intentAllocation(intent), intent };
+    });
+    for (const intent of intents) allocations.push({ ...intentAllocation(intent), intent });
+
     await Promise.all(
-      input.allocations.map(async (allocation) => {
+      allocations.map(async (allocation) => {
         if (allocation.kind === 'assignIps') {
           const eni = enis[allocation.eniId];
           const vSwitchId = eni?.vSwitchID;
@@ -818,7 +864,13 @@ export class NodeReconciler {
           }
           return;
         }
-        const result = await this.createEniSaga({ allocation, spec: input.spec, instanceId: input.instanceId, note });
+        const result = await this.createEniSaga({
+          allocation,
+          spec: input.spec,
+          instanceId: input.instanceId,
+          note,
+          ...(allocation.intent === undefined ? {} : { intent: allocation.intent }),
+        });
         if (result.kind === 'created') {
           enis = recordCreatedEni({ enis, cloud: result.eni, cidrs: input.vSwitches[allocation.vSwitchId] });
         } else if (result.kind === 'leftForGc') {
@@ -839,12 +891,17 @@ export class NodeReconciler {
     spec: NodeSpec & Required<Pick<NodeSpec, 'eni'>>;
     instanceId: string;
     note: (failure: StepFailure, context: { operation: string; eniId?: string }) => void;
+    /** A create whose outcome an earlier pass did not learn: re-issued with its token and parameters. */
+    intent?: PendingCreate;
   }): Promise<
     | { kind: 'created'; eni: Awaited<ReturnType<Activities['createEni']>>['eni'] }
     | { kind: 'failed' }
     | { kind: 'leftForGc'; eniId: string }
   > {
     const { allocation, spec } = input;
+    // Same token on every retry, on replay and, through the intent, on the next passes: a lost response cannot
+    // create a second ENI.
+    const clientToken = input.intent?.clientToken ?? uuid4();
     let created: Awaited<ReturnType<Activities['createEni']>>;
     try {
       created = await this.track(
@@ -858,12 +915,23 @@ export class NodeReconciler {
             ipv4Count: allocation.ipv4Count,
             ipv6Count: allocation.ipv6Count,
             tags: { ...(spec.eni.tag ?? {}), 'eniflow.io/node': this.nodeName },
-            // Same token on every retry and on replay: a lost response cannot create a second ENI.
-            clientToken: uuid4(),
+            clientToken,
           }),
       );
     } catch (error) {
-      input.note(stepFailure(error), { operation: 'createEni' });
+      const failure = stepFailure(error);
+      input.note(failure, { operation: 'createEni' });
+      if (!DEFINITE_CREATE_REFUSALS.includes(failure.type) && patched(CREATE_INTENT_PATCH)) {
+        const intent: PendingCreate = input.intent ?? {
+          clientToken,
+          eniKind: allocation.eniKind,
+          vSwitchId: allocation.vSwitchId,
+          ipv4Count: allocation.ipv4Count,
+          ipv6Count: allocation.ipv6Count,
+          sinceMs: Date.now(),
+        };
+        this.state.pendingCreates = [...(this.state.pendingCreates ?? []), intent];
+      }
       return { kind: 'failed' };
     }
     const eniId = created.eni.eniId;

@@ -243,6 +243,29 @@ describe('node IPAM workflow', () => {
     });
   });
 
+  it('a create lost on every attempt is re-issued with its token by the next pass: one ENI, no orphan', async () => {
+    await withScenario(
+      env,
+      { name: 'lost-create-twice', spec: demoNodeSpec({ instance: 'large-h' }) },
+      async (scenario) => {
+        const { admin } = scenario.emulator.emulator;
+        // Both attempts of the activity are applied by the cloud but answered 503: the workflow never learns the ENI.
+        await admin.addFaults(['CreateNetworkInterface next 2 lost ServiceUnavailable 503']);
+        await scenario.createPods(['a']);
+        await scenario.signal();
+        await scenario.waitForCr('the pod bound', allBound(scenario, ['a']), 90_000);
+        const creates = await admin.calls({ action: 'CreateNetworkInterface' });
+        assert.ok(creates.length >= 3, `two lost attempts and the next pass's re-issue (${creates.length} calls)`);
+        assert.equal(new Set(creates.map((call) => call.params['ClientToken'])).size, 1, 'one ClientToken throughout');
+        const inventory = await admin.inventory();
+        const ours = inventory.networkInterfaces.filter((e) => e.tags['eniflow.io/node'] === scenario.nodeName);
+        assert.equal(ours.length, 1, 'no second ENI, nothing left Available');
+        assert.equal(ours[0]?.status, 'InUse');
+        assert.equal((await scenario.state()).pendingCreates ?? 0, 0, 'the intent is resolved');
+      },
+    );
+  });
+
   it('a lost assign response does not assign the addresses twice', async () => {
     await withScenario(
       env,
