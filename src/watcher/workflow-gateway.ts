@@ -1,7 +1,7 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 
-import { reconcileSignal } from '../workflows/messages.js';
+import { DEFAULT_NODE_SETTINGS, reconcileSignal } from '../workflows/messages.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
 import { NODE_NAME_SEARCH_ATTRIBUTE, NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../workflows/workflow-ids.js';
 import type { NodeSignal } from './coalescer.js';
@@ -28,7 +28,8 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
     await this.client.workflow.signalWithStart<typeof nodeIpamWorkflow, [typeof signal.reason]>(NODE_WORKFLOW_TYPE, {
       workflowId: nodeWorkflowId(signal.nodeName),
       taskQueue: this.taskQueue,
-      args: [{ nodeName: signal.nodeName }],
+      // The settings are recorded input: a later change of a default never alters what this run replays.
+      args: [{ nodeName: signal.nodeName, settings: DEFAULT_NODE_SETTINGS }],
       signal: reconcileSignal,
       signalArgs: [signal.reason],
       typedSearchAttributes: new TypedSearchAttributes([{ key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName }]),

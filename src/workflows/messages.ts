@@ -90,3 +90,48 @@ export type IpamState = (typeof IPAM_STATES)[number];
 
 /** Returns the node's current state, plan, pending operations and last errors. */
 export const stateQuery = defineQuery<NodeWorkflowState>('state');
+
+/**
+ * Tunables of a node workflow; defaults follow Terway's controller config. They are recorded workflow input: the
+ * watcher starts each workflow with {@link DEFAULT_NODE_SETTINGS} in full, and a run hands its own settings to the
+ * next at continue-as-new, so changing a default never changes what a running workflow replays
+ * (docs/decisions.md, "Settings and patches").
+ */
+export interface NodeIpamSettings {
+  /** At most one pass per this interval; signals in between are coalesced (Terway: 1 s). */
+  minReconcileIntervalMs: number;
+  /**
+   * Idle IPs above `maxPoolSize` are released at most this often, unless GC is asked for (Terway: 2 min). It is also
+   * the retry period while GC has work left or pods wait for an IP; a node with neither sets no such timer.
+   */
+  gcPeriodMs: number;
+  /** Full OpenAPI sync period; the next sync is due after a uniform draw in [period, 2·period) (Terway: 12 h). */
+  openApiSyncPeriodMs: number;
+  /**
+   * The safety net: a pass runs at least this often without any signal (stretched by up to a quarter, per node, so
+   * nodes do not wake together). Passes are otherwise driven by changes: signals, due syncs, GC work, failures.
+   */
+  idleWakeMs: number;
+  /** After a failed pass the next one waits 1 s, doubling per failure up to this. */
+  maxFailureBackoffMs: number;
+  /** Continue-as-new after this many passes (or earlier when the server suggests it). */
+  maxPassesPerRun: number;
+  /** The same Warning event is recorded at most this often. */
+  eventRepeatMs: number;
+  /** A pod still without its IP this long after it was first seen waiting gets a Warning event saying why. */
+  pendingPodEventAfterMs: number;
+  /** A node whose daemon has not written `spec.eni`/`spec.pool` this long gets one Warning event saying so. */
+  daemonWaitEventAfterMs?: number;
+}
+
+export const DEFAULT_NODE_SETTINGS: NodeIpamSettings = {
+  minReconcileIntervalMs: 1_000,
+  gcPeriodMs: 2 * 60_000,
+  openApiSyncPeriodMs: 12 * 3_600_000,
+  idleWakeMs: 6 * 3_600_000,
+  maxFailureBackoffMs: 5 * 60_000,
+  maxPassesPerRun: 500,
+  eventRepeatMs: 60_000,
+  pendingPodEventAfterMs: 30_000,
+  daemonWaitEventAfterMs: 5 * 60_000,
+};

@@ -83,9 +83,10 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
     if (workflowInfo().continueAsNewSuggested || reconciler.passesThisRun >= reconciler.settings.maxPassesPerRun) {
       await condition(allHandlersFinished);
       // A signal that arrived while handlers drained is not lost: the new run starts with a pass anyway.
+      // The effective settings, in full: the next run replays with exactly what this one used.
       await continueAsNew<typeof nodeIpamWorkflow>({
         nodeName: input.nodeName,
-        ...(input.settings === undefined ? {} : { settings: input.settings }),
+        settings: reconciler.settings,
         carried: reconciler.carry(),
       });
     }

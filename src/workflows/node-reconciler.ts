@@ -51,7 +51,15 @@ import type {
 } from '../ipam/index.js';
 import type { Activities, NodeSnapshot } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
-import type { GcResult, IpamState, NodeWorkflowState, PendingOperation, RecordedError } from './messages.js';
+import { DEFAULT_NODE_SETTINGS } from './messages.js';
+import type {
+  GcResult,
+  IpamState,
+  NodeIpamSettings,
+  NodeWorkflowState,
+  PendingOperation,
+  RecordedError,
+} from './messages.js';
 
 const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);
 const statusWrite = proxyActivities<Activities>(ACTIVITY_POLICIES.statusWrite);
@@ -63,45 +71,8 @@ const wait = proxyActivities<Activities>(ACTIVITY_POLICIES.waitEniStatus);
 const release = proxyActivities<Activities>(ACTIVITY_POLICIES.releaseEni);
 const ipOps = proxyActivities<Activities>(ACTIVITY_POLICIES.ipOps);
 
-/** Tunables of a node workflow; defaults follow Terway's controller config. */
-export interface NodeIpamSettings {
-  /** At most one pass per this interval; signals in between are coalesced (Terway: 1 s). */
-  minReconcileIntervalMs: number;
-  /**
-   * Idle IPs above `maxPoolSize` are released at most this often, unless GC is asked for (Terway: 2 min). It is also
-   * the retry period while GC has work left or pods wait for an IP; a node with neither sets no such timer.
-   */
-  gcPeriodMs: number;
-  /** Full OpenAPI sync period; the next sync is due after a uniform draw in [period, 2·period) (Terway: 12 h). */
-  openApiSyncPeriodMs: number;
-  /**
-   * The safety net: a pass runs at least this often without any signal (stretched by up to a quarter, per node, so
-   * nodes do not wake together). Passes are otherwise driven by changes: signals, due syncs, GC work, failures.
-   */
-  idleWakeMs: number;
-  /** After a failed pass the next one waits 1 s, doubling per failure up to this. */
-  maxFailureBackoffMs: number;
-  /** Continue-as-new after this many passes (or earlier when the server suggests it). */
-  maxPassesPerRun: number;
-  /** The same Warning event is recorded at most this often. */
-  eventRepeatMs: number;
-  /** A pod still without its IP this long after it was first seen waiting gets a Warning event saying why. */
-  pendingPodEventAfterMs: number;
-  /** A node whose daemon has not written `spec.eni`/`spec.pool` this long gets one Warning event saying so. */
-  daemonWaitEventAfterMs?: number;
-}
-
-export const DEFAULT_SETTINGS: NodeIpamSettings = {
-  minReconcileIntervalMs: 1_000,
-  gcPeriodMs: 2 * 60_000,
-  openApiSyncPeriodMs: 12 * 3_600_000,
-  idleWakeMs: 6 * 3_600_000,
-  maxFailureBackoffMs: 5 * 60_000,
-  maxPassesPerRun: 500,
-  eventRepeatMs: 60_000,
-  pendingPodEventAfterMs: 30_000,
-  daemonWaitEventAfterMs: 5 * 60_000,
-};
+export { DEFAULT_NODE_SETTINGS as DEFAULT_SETTINGS } from './messages.js';
+export type { NodeIpamSettings } from './messages.js';
 
 /**
  * The patch guarding the data-plane safety rules (lookup of unlisted ENIs, guarded ENI removal, rebinding and
@@ -113,8 +84,17 @@ const SYNC_TIME_FROM_CR_PATCH = 'sync-time-from-cr';
 /** Create intents outlive a pass (before it, a create lost on every attempt was re-planned under a new token). */
 const CREATE_INTENT_PATCH = 'create-intent';
 
+/**
+ * Version of {@link CarriedState}. Bump it when a field changes meaning or becomes required, and teach
+ * {@link upgradeCarriedState} to bring the previous version forward: a run may be started from a state written by
+ * the previous release. Version 1 (unversioned) lacks the optional fields added since; they default to absent.
+ */
+export const CARRIED_STATE_VERSION = 2;
+
 /** What survives continue-as-new: only what the CR does not already hold. */
 export interface CarriedState {
+  /** {@link CARRIED_STATE_VERSION} of the run that wrote it; absent in version 1. */
+  version?: number;
   /** The ENIs as the workflow knows them, kept only while the CR has not yet been told (status write pending). */
   unwrittenEnis?: NetworkInterfaces;
   needResync: boolean;
@@ -184,6 +164,30 @@ function intentAllocation(intent: PendingCreate): Extract<EniAllocation, { kind:
   };
 }
 
+/** The carried state of a node's first run. */
+function newCarriedState(): CarriedState {
+  return {
+    version: CARRIED_STATE_VERSION,
+    needResync: false,
+    reconcileCount: 0,
+    signalsReceived: 0,
+    failureStreak: 0,
+    lastErrors: [],
+    eventTimes: {},
+  };
+}
+
+/** Brings a carried state of an earlier version forward (see {@link CARRIED_STATE_VERSION}). */
+export function upgradeCarriedState(carried: CarriedState): CarriedState {
+  const version = carried.version ?? 1;
+  if (version > CARRIED_STATE_VERSION) {
+    // Written by a newer release and read by an older one (a rollback): keep what this version knows.
+    return { ...carried };
+  }
+  // 1 → 2 added only optional fields (daemonWait, unlistedEnis, pendingCreates, version).
+  return { ...carried, version: CARRIED_STATE_VERSION };
+}
+
 /** A fraction in [0, 1) fixed per node (FNV-1a of its name), so timers of many nodes spread out, same on replay. */
 function jitterOf(nodeName: string): number {
   let hash = 0x811c9dc5;
@@ -237,19 +241,17 @@ export class NodeReconciler {
 
   constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
-    this.settings = { ...DEFAULT_SETTINGS, ...input.settings };
-    this.state = input.carried ?? {
-      needResync: false,
-      reconcileCount: 0,
-      signalsReceived: 0,
-      failureStreak: 0,
-      lastErrors: [],
-      eventTimes: {},
-    };
+    this.settings = { ...DEFAULT_NODE_SETTINGS, ...input.settings };
+    this.state = input.carried === undefined ? newCarriedState() : upgradeCarriedState(input.carried);
   }
 
   carry(): CarriedState {
-    return { ...this.state, lastErrors: [...this.state.lastErrors], eventTimes: { ...this.state.eventTimes } };
+    return {
+      ...this.state,
+      version: CARRIED_STATE_VERSION,
+      lastErrors: [...this.state.lastErrors],
+      eventTimes: { ...this.state.eventTimes },
+    };
   }
 
   noteSignal(): void {
@@ -477,7 +479,7 @@ export class NodeReconciler {
     const now = Date.now();
     const wait = this.state.daemonWait ?? { sinceMs: now, reported: false };
     this.state.daemonWait = wait;
-    const afterMs = this.settings.daemonWaitEventAfterMs ?? DEFAULT_SETTINGS.daemonWaitEventAfterMs ?? 0;
+    const afterMs = this.settings.daemonWaitEventAfterMs ?? DEFAULT_NODE_SETTINGS.daemonWaitEventAfterMs ?? 0;
     if (wait.reported || now - wait.sinceMs < afterMs) return;
     wait.reported = true;
     const minutes = Math.round((now - wait.sinceMs) / 60_000);
