@@ -201,6 +201,15 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       return enis ?? [];
     },
 
+    /** Every ENI in the region that carries eniflow's creator tag, wherever it is (the janitor's view). */
+    async listEniflowEnis(): Promise<CloudEni[]> {
+      const log = logFor({});
+      const enis = await run(log, () =>
+        deps.ecs.describeEnis({ tags: { [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value } }),
+      );
+      return (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
+    },
+
     /**
      * Looks ENIs up by id wherever they are (no instance or tag filter): the ones returned exist, with the instance
      * they are attached to; the others do not exist.

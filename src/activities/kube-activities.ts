@@ -278,6 +278,24 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       return snapshot;
     },
 
+    /** The ids of every ENI any Node CR lists (the janitor never touches those). */
+    async listKnownEniIds(): Promise<string[]> {
+      try {
+        const list = (await custom.listClusterCustomObject(
+          // From the watch cache: the janitor runs rarely and needs no quorum read.
+          { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, resourceVersion: '0' },
+          call(),
+        )) as { items?: RawObject[] };
+        const ids = new Set<string>();
+        for (const cr of list.items ?? []) {
+          for (const id of Object.keys(asRecord(cr.status?.['networkInterfaces']))) ids.add(id);
+        }
+        return [...ids].sort();
+      } catch (error) {
+        throw kubeFailure(error, 'list Node CRs');
+      }
+    },
+
     /**
      * Writes the fields of `status` the controller owns (every other status field, and every field of an ENI or IP
      * entry the model does not know, is kept as it is) through the status subresource with optimistic concurrency: a 409 re-reads the CR and re-applies, so neither the

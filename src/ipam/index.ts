@@ -20,3 +20,4 @@ export * from './pending-reasons.js';
 export * from './eni-ownership.js';
 export * from './node-runtime.js';
 export * from './status-merge.js';
+export * from './orphan-enis.js';

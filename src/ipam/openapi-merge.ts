@@ -19,6 +19,8 @@ export interface CloudEni {
   instanceId?: string;
   /** The ENI's tags, when the cloud says. */
   tags?: Record<string, string>;
+  /** When the cloud created it (RFC 3339), when the cloud says. */
+  creationTime?: string;
 }
 
 /** CIDRs of a vSwitch, copied into each ENI so the daemon can derive the gateway. */

@@ -156,6 +156,9 @@ export async function runWatcher(
     onStartedLeading: () => {
       dispatcher.setActive(true);
       void signalEveryNode();
+      void gateway.ensureJanitor?.().catch((error: unknown) => {
+        logger.warn({ err: error }, 'Could not start the orphan-ENI janitor; the next leader term tries again');
+      });
     },
     onStoppedLeading: () => {
       dispatcher.setActive(false);

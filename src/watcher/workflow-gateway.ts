@@ -3,12 +3,20 @@ import type { Client } from '@temporalio/client';
 
 import { DEFAULT_NODE_SETTINGS, reconcileSignal } from '../workflows/messages.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
-import { NODE_NAME_SEARCH_ATTRIBUTE, NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../workflows/workflow-ids.js';
+import {
+  JANITOR_WORKFLOW_ID,
+  JANITOR_WORKFLOW_TYPE,
+  NODE_NAME_SEARCH_ATTRIBUTE,
+  NODE_WORKFLOW_TYPE,
+  nodeWorkflowId,
+} from '../workflows/workflow-ids.js';
 import type { NodeSignal } from './coalescer.js';
 
 /** The watcher's one way into Temporal: wake (and if needed start) a node's workflow. */
 export interface WorkflowGateway {
   signalNode(signal: NodeSignal): Promise<void>;
+  /** Starts the cluster's orphan-ENI janitor unless it runs already. */
+  ensureJanitor?(): Promise<void>;
 }
 
 /**
@@ -33,6 +41,15 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
       signal: reconcileSignal,
       signalArgs: [signal.reason],
       typedSearchAttributes: new TypedSearchAttributes([{ key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName }]),
+    });
+  }
+
+  async ensureJanitor(): Promise<void> {
+    await this.client.workflow.start(JANITOR_WORKFLOW_TYPE, {
+      workflowId: JANITOR_WORKFLOW_ID,
+      taskQueue: this.taskQueue,
+      args: [{}],
+      workflowIdConflictPolicy: 'USE_EXISTING',
     });
   }
 }

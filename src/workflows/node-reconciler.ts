@@ -11,6 +11,7 @@ import {
   assignIpsFromLocalPool,
   canonicalJson,
   countIdleIps,
+  ENIFLOW_NODE_TAG,
   eniConditionsAfterAllocation,
   eniKindOf,
   explainPendingPod,
@@ -916,7 +917,7 @@ export class NodeReconciler {
             ...(spec.eni.resourceGroupID === undefined ? {} : { resourceGroupId: spec.eni.resourceGroupID }),
             ipv4Count: allocation.ipv4Count,
             ipv6Count: allocation.ipv6Count,
-            tags: { ...(spec.eni.tag ?? {}), 'eniflow.io/node': this.nodeName },
+            tags: { ...(spec.eni.tag ?? {}), [ENIFLOW_NODE_TAG]: this.nodeName },
             clientToken,
           }),
       );

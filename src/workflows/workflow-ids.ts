@@ -8,6 +8,10 @@ export const NODE_WORKFLOW_TYPE = 'nodeIpamWorkflow';
 
 const WORKFLOW_ID_PREFIX = 'eniflow-node/';
 
+/** Workflow type and the one id of the cluster's orphan-ENI janitor. */
+export const JANITOR_WORKFLOW_TYPE = 'eniJanitorWorkflow';
+export const JANITOR_WORKFLOW_ID = 'eniflow-janitor';
+
 /** The one workflow id of a node: every start and signal for the node goes through it. */
 export function nodeWorkflowId(nodeName: string): string {
   return `${WORKFLOW_ID_PREFIX}${nodeName}`;

@@ -32,6 +32,7 @@ const UID = 10001;
 const EXPECTED_RULES: Record<string, string[]> = {
   'ClusterRole/eniflow-worker': [
     'network.alibabacloud.com nodes: get,patch',
+    'network.alibabacloud.com nodes: list',
     'network.alibabacloud.com noderuntimes: get',
     'network.alibabacloud.com nodes/status: update',
     'core pods: list',

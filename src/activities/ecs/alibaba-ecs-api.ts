@@ -64,6 +64,7 @@ interface SdkEni {
   ipv6Sets?: { ipv6Set?: { ipv6Address?: string }[] };
   instanceId?: string;
   tags?: { tag?: { tagKey?: string; tagValue?: string }[] };
+  creationTime?: string;
 }
 
 function cloudEniFrom(sdk: SdkEni): CloudEni {
@@ -81,6 +82,7 @@ function cloudEniFrom(sdk: SdkEni): CloudEni {
     ),
     ipv6: (sdk.ipv6Sets?.ipv6Set ?? []).flatMap((set) => (set.ipv6Address === undefined ? [] : [set.ipv6Address])),
     instanceId: sdk.instanceId ?? '',
+    ...(sdk.creationTime === undefined ? {} : { creationTime: sdk.creationTime }),
     tags: Object.fromEntries(
       (sdk.tags?.tag ?? [])
         .flatMap((tag) => (tag.tagKey === undefined ? [] : [[tag.tagKey, tag.tagValue ?? ''] as const]))
