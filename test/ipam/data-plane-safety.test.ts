@@ -71,6 +71,14 @@ describe('resolveUnlistedEnis', () => {
     },
     { name: 'attached here, idle', eni: idle('e'), cloud: {}, outcome: 'forgottenAttached', kept: false },
     {
+      name: 'attached here, created by eniflow (tagFilter misses its tags): still managed',
+      eni: idle('e'),
+      cloud: { tags: { creator: 'eniflow' } },
+      outcome: 'keptOwn',
+      kept: true,
+      status: 'InUse',
+    },
+    {
       name: 'attached elsewhere, serving a pod',
       eni: bound('e'),
       cloud: { instanceId: 'i-other' },
