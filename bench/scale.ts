@@ -5,8 +5,10 @@
  * latency, ECS calls per pod, apiserver requests by verb, history per node, CPU and memory per process, and
  * restart-to-served time. Everything started is stopped at the end, on failure and on Ctrl-C.
  *
- * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 120] [--preset smoke] [--json]
+ * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 600] [--eni-poll-ms 3000]
+ *        [--timeout-seconds 900] [--preset smoke] [--json | --json-file report.json]
  */
+import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +64,8 @@ interface Options {
   eniPollIntervalMs: number;
   timeoutSeconds: number;
   json: boolean;
+  /** Also write the JSON report to this file (the table still goes to stdout). */
+  jsonFile?: string;
 }
 
 const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -80,6 +84,7 @@ function parseOptions(argv: string[]): Options {
       'eni-poll-ms': { type: 'string' },
       'timeout-seconds': { type: 'string' },
       json: { type: 'boolean', default: false },
+      'json-file': { type: 'string' },
     },
     strict: true,
   });
@@ -95,10 +100,11 @@ function parseOptions(argv: string[]): Options {
   return {
     nodes: int(values.nodes, preset.nodes ?? 10, 'nodes'),
     pods: int(values.pods, preset.pods ?? 25, 'pods'),
-    idleSeconds: int(values['idle-seconds'], preset.idleSeconds ?? 120, 'idle-seconds'),
+    idleSeconds: int(values['idle-seconds'], preset.idleSeconds ?? 600, 'idle-seconds'),
     eniPollIntervalMs: int(values['eni-poll-ms'], 3_000, 'eni-poll-ms'),
     timeoutSeconds: int(values['timeout-seconds'], 900, 'timeout-seconds'),
     json: values.json,
+    ...(values['json-file'] === undefined ? {} : { jsonFile: values['json-file'] }),
   };
 }
 
@@ -454,7 +460,9 @@ async function main(): Promise<void> {
   try {
     const report = await run(options, cleanup);
     await cleanup.run();
-    process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+    const json = `${JSON.stringify(report, null, 2)}\n`;
+    if (options.jsonFile !== undefined) await writeFile(options.jsonFile, json);
+    process.stdout.write(options.json ? json : formatReport(report));
   } catch (error) {
     log(`failed: ${describeError(error)} (server and role logs kept in /tmp/eniflow-testenv-*)`);
     await cleanup.run();
