@@ -1,0 +1,190 @@
+/** The scale benchmark's report: its JSON shape and the human-readable tables printed from it. */
+import type { Counts } from './probes.js';
+
+export interface LatencySummary {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface ProcessFigures {
+  name: string;
+  /** CPU seconds during the burst (first pod created → everything settled). */
+  cpuSecondsBurst: number;
+  /** CPU seconds during the idle window, and extrapolated to an hour. */
+  cpuSecondsIdle: number;
+  cpuSecondsPerIdleHour: number;
+  /** Peak resident set size (VmHWM) over the process's life, MiB. */
+  peakRssMiB: number;
+}
+
+export interface ScaleReport {
+  date: string;
+  command: string;
+  machine: { cpus: number; node: string; loadAverageAtStart: number[]; loadAverageAtEnd: number[] };
+  config: {
+    nodes: number;
+    podsPerNode: number;
+    idleSeconds: number;
+    ecsLatencyMs: { min: number; max: number };
+    attachMs: number;
+    eniPollIntervalMs: number;
+    pool: { min: number; max: number };
+  };
+  /** From the first node created to every node's pool warm (minPoolSize idle IPs in its CR). */
+  nodesWarmSeconds: number;
+  burst: {
+    pods: number;
+    served: number;
+    /** Time to create every pod of the burst (the benchmark's own client, 32 requests at a time). */
+    createSeconds: number;
+    /** Pod created → its IP in the node's CR. */
+    latencyMs: LatencySummary;
+    /** First pod created → last pod's IP in its CR. */
+    allServedSeconds: number;
+    /** First pod created → no ECS call and no CR change for the settle period. */
+    settledSeconds: number;
+  };
+  ecs: {
+    /** Calls during the burst, by action, divided by the burst's pods. */
+    callsPerPod: Record<string, number>;
+    callsPerPodTotal: number;
+    /** Calls during the idle window by action, extrapolated to an hour (whole cluster). */
+    idleCallsPerHour: Record<string, number>;
+    /** Calls the call log dropped before they were read (0 means the counts are complete). */
+    lost: number;
+  };
+  apiserver: {
+    /** eniflow's requests (server counters minus the benchmark's own), by verb. */
+    burstByVerb: Counts;
+    idlePerHourByVerb: Counts;
+    /** The same by `VERB resource[/subresource]`. */
+    burstDetail: Counts;
+    idlePerHourDetail: Counts;
+  };
+  watcherSignals: { burst: number; idlePerHour: number };
+  history: {
+    workflows: number;
+    runs: number;
+    /** Per node: growth during the burst, and during the idle window extrapolated to an hour. */
+    perNodeBurst: { events: number; bytes: number };
+    perNodeIdleHour: { events: number; bytes: number };
+    /** Per node since its workflow started (node creation, burst and idle window). */
+    perNodeTotal: { events: number; bytes: number };
+  };
+  processes: ProcessFigures[];
+  restart: {
+    /** New worker process spawned → "Worker started" logged (connected, workflow bundle built). */
+    workerStartSeconds: number;
+    /** New worker process spawned (old one SIGKILLed) → a pod created at that moment has its IP in the CR. */
+    servedSeconds: number;
+  };
+  notes: string[];
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((sorted.length * p) / 100) - 1))] ?? Number.NaN;
+}
+
+export function summarizeLatencies(values: readonly number[]): LatencySummary {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    count: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? Number.NaN,
+  };
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
+  return [
+    line(header),
+    `|${widths.map((width, column) => (column === 0 ? `-${'-'.repeat(width)}-` : `-${'-'.repeat(width)}:`)).join('|')}|`,
+    ...rows.map(line),
+  ];
+}
+
+function countsLine(counts: Counts, digits: number): string {
+  const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+  return entries.length === 0 ? '-' : entries.map(([key, value]) => `${key} ${fixed(value, digits)}`).join(', ');
+}
+
+/** The report as Markdown tables (what docs/benchmarks.md shows). */
+export function formatReport(report: ScaleReport): string {
+  const { config, burst } = report;
+  const lines = [
+    `## ${config.nodes} nodes × ${config.podsPerNode} pods (${report.date})`,
+    '',
+    `\`${report.command}\` — ${report.machine.cpus} CPUs, Node ${report.machine.node}, load average ` +
+      `${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')} at start, ` +
+      `${report.machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' ')} at end; ECS latency ` +
+      `${config.ecsLatencyMs.min}–${config.ecsLatencyMs.max} ms, attach ${config.attachMs} ms, ENI poll ` +
+      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s.`,
+    '',
+    ...table(
+      ['figure', 'value'],
+      [
+        ['nodes: first created → every pool warm', seconds(report.nodesWarmSeconds * 1000)],
+        ['burst: pods created (32 at a time)', `${burst.pods} in ${seconds(burst.createSeconds * 1000)}`],
+        [
+          'pod → IP in CR, p50 / p99 / max',
+          `${seconds(burst.latencyMs.p50)} / ${seconds(burst.latencyMs.p99)} / ${seconds(burst.latencyMs.max)}`,
+        ],
+        [
+          'first pod created → all served',
+          `${seconds(burst.allServedSeconds * 1000)} (${burst.served}/${burst.pods} served)`,
+        ],
+        ['first pod created → settled', seconds(burst.settledSeconds * 1000)],
+        [
+          'ECS calls per pod (burst)',
+          `${fixed(report.ecs.callsPerPodTotal)}: ${countsLine(report.ecs.callsPerPod, 2)}`,
+        ],
+        ['ECS calls per idle hour (cluster)', countsLine(report.ecs.idleCallsPerHour, 0)],
+        ['apiserver requests, burst (eniflow)', countsLine(report.apiserver.burstByVerb, 0)],
+        ['apiserver requests, burst, by resource', countsLine(report.apiserver.burstDetail, 0)],
+        ['apiserver requests per idle hour (eniflow)', countsLine(report.apiserver.idlePerHourByVerb, 0)],
+        ['apiserver requests per idle hour, by resource', countsLine(report.apiserver.idlePerHourDetail, 0)],
+        [
+          'watcher signals: burst / per idle hour',
+          `${report.watcherSignals.burst} / ${fixed(report.watcherSignals.idlePerHour, 0)}`,
+        ],
+        [
+          'history per node, burst',
+          `${fixed(report.history.perNodeBurst.events, 1)} events, ${kib(report.history.perNodeBurst.bytes)}`,
+        ],
+        [
+          'history per node, per idle hour',
+          `${fixed(report.history.perNodeIdleHour.events, 1)} events, ${kib(report.history.perNodeIdleHour.bytes)}`,
+        ],
+        [
+          'history per node, total at end',
+          `${fixed(report.history.perNodeTotal.events, 1)} events, ${kib(report.history.perNodeTotal.bytes)} (${report.history.runs} runs of ${report.history.workflows} workflows)`,
+        ],
+        ['restart: new worker spawned → "Worker started"', seconds(report.restart.workerStartSeconds * 1000)],
+        ['restart: new worker spawned → new pod served', seconds(report.restart.servedSeconds * 1000)],
+      ],
+    ),
+    '',
+    ...table(
+      ['process', 'CPU s, burst', 'CPU s, idle window', 'CPU s per idle hour', 'peak RSS'],
+      report.processes.map((process) => [
+        process.name,
+        fixed(process.cpuSecondsBurst),
+        fixed(process.cpuSecondsIdle),
+        fixed(process.cpuSecondsPerIdleHour, 0),
+        `${fixed(process.peakRssMiB, 0)} MiB`,
+      ]),
+    ),
+  ];
+  if (report.notes.length > 0) lines.push('', ...report.notes.map((note) => `- ${note}`));
+  return `${lines.join('\n')}\n`;
+}
