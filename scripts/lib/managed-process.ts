@@ -22,6 +22,8 @@ export interface ManagedProcessOptions {
   /** stdout and stderr are appended here. */
   readonly logPath: string;
   readonly cwd?: string;
+  /** The child's environment (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
   /**
    * Keep a pipe to the child's stdin open for its whole life. A child that exits on stdin EOF then cannot
    * outlive this process, even when this process is killed with SIGKILL.
@@ -72,6 +74,7 @@ export class ManagedProcess {
       // detached: the child leads a new process group, so stop() can signal the server and its children.
       this.#child = spawn(command, args, {
         cwd: options.cwd,
+        ...(options.env === undefined ? {} : { env: options.env }),
         detached: true,
         stdio: [options.holdStdinOpen === true ? 'pipe' : 'ignore', 'pipe', stderrFd],
       });
