@@ -6,6 +6,7 @@
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -105,13 +106,21 @@ export class RestartableTemporal {
   }
 }
 
-/** The worker process: started, SIGKILLed and restarted at will; each start's time to "Worker started" is kept. */
+/**
+ * The worker process, supervised as Kubernetes would: SIGKILLed and restarted at will, and restarted after 1 s when it
+ * exits on its own (e.g. started while the Temporal server is down: the connect at start fails and the process
+ * exits). Each start's time to "Worker started" is kept.
+ */
 export class WorkerProcess {
   /** Milliseconds from spawn to the worker's "Worker started" log line (its pollers start right after). */
   readonly startTimesMs: number[] = [];
   kills = 0;
+  /** Exits the worker made on its own, each followed by a restart. */
+  selfExits = 0;
   private current: ManagedProcess | undefined;
+  private readonly killed = new WeakSet<ManagedProcess>();
   private starts = 0;
+  private stopping = false;
   private readonly env: NodeJS.ProcessEnv;
   private readonly logDir: string;
 
@@ -120,40 +129,60 @@ export class WorkerProcess {
     this.logDir = input.logDir;
   }
 
-  /** Spawns the worker; resolves at once, its start time is recorded when the line appears. */
+  /** Spawns the worker unless one runs; resolves at once, its start time is recorded when the line appears. */
   start(): void {
-    if (this.current !== undefined && !this.current.hasExited) throw new Error('the worker is running');
+    if (this.stopping || (this.current !== undefined && !this.current.hasExited)) return;
     this.starts += 1;
     const spawnedAt = Date.now();
-    const process_ = new ManagedProcess({
+    const started = new ManagedProcess({
       name: `worker-${this.starts}`,
       command: process.execPath,
       args: ['--import', 'tsx', WORKER_MAIN],
       logPath: join(this.logDir, 'worker.log'),
       env: this.env,
     });
-    this.current = process_;
-    process_
+    this.current = started;
+    started
       .waitForStdoutLine((line) => line.includes('"Worker started"'), 120_000)
       .then(() => this.startTimesMs.push(Date.now() - spawnedAt))
       .catch(() => undefined);
+    void started.exited.then(() => {
+      if (this.killed.has(started) || this.stopping) return;
+      this.selfExits += 1;
+      setTimeout(() => {
+        if (this.current === started) this.start();
+      }, 1_000);
+    });
   }
 
-  /** Resolves once the current worker has logged "Worker started". */
-  async ready(): Promise<void> {
-    await this.current?.waitForStdoutLine((line) => line.includes('"Worker started"'), 120_000);
+  /** Resolves once a worker has logged "Worker started", waiting through restarts after exits of its own. */
+  async ready(timeoutMs = 180_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const current = this.current;
+      if (current === undefined) throw new Error('the worker was never started');
+      try {
+        await current.waitForStdoutLine((line) => line.includes('"Worker started"'), deadline - Date.now());
+        return;
+      } catch (error) {
+        if (this.stopping || Date.now() >= deadline) throw error;
+        await sleep(500);
+      }
+    }
   }
 
   /** SIGKILL, as the kernel's OOM killer or a node failure would end it. */
   async kill(): Promise<void> {
     const current = this.current;
     if (current === undefined || current.hasExited) return;
+    this.killed.add(current);
     process.kill(-current.pid, 'SIGKILL');
     await current.exited;
     this.kills += 1;
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.current?.stop(10_000);
   }
 }
