@@ -4,7 +4,7 @@ import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activit
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { CloudEni, EniKind, VSwitchInfo } from '../ipam/index.js';
-import { ENI_KIND_SHAPE } from '../ipam/index.js';
+import { ENI_KIND_SHAPE, ENIFLOW_CREATOR_TAG } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import type { EcsApi } from './ecs/ecs-api.js';
 import { EcsCallError } from './ecs/ecs-errors.js';
@@ -19,9 +19,6 @@ export interface EcsActivityDeps {
   /** How often `waitEniStatus` polls; Terway starts at 3–5 s, tests use less. */
   eniPollIntervalMs?: number;
 }
-
-/** Tag every ENI eniflow creates carries, so leak audits and GC can tell ours from others'. */
-export const ENIFLOW_CREATOR_TAG = { key: 'creator', value: 'eniflow' } as const;
 
 /** The Temporal failure for a classified ECS error: its type, retryability, the server's retry hint, and details. */
 export function ecsApplicationFailure(failure: EcsFailure): ApplicationFailure {

@@ -12,6 +12,9 @@ export const DEFAULT_TAG_BLOCK_LIST: readonly EniTag[] = [
   { key: 'terway.alibabacloud.com/excluded', value: 'true' },
 ];
 
+/** The tag eniflow puts on every ENI it creates (the activities add it; the janitor lists by it). */
+export const ENIFLOW_CREATOR_TAG = { key: 'creator', value: 'eniflow' } as const;
+
 /** ENI types this controller may ever detach or delete: the kinds it creates (and the saga's typeless record). */
 const DELETABLE_TYPES: readonly (string | undefined)[] = ['Secondary', 'Trunk', undefined];
 
@@ -45,6 +48,8 @@ export function isUnschedulableInCloud(input: { cloud: Readonly<CloudEni>; eniSp
 
 /** What the controller decided about an ENI the CR holds but the instance's ENI listing did not return. */
 export type UnlistedEniOutcome =
+  /** Attached to this instance and created by eniflow (a `tagFilter` that misses eniflow's tags): managed as usual. */
+  | 'keptOwn'
   /** Attached to this instance (hidden by `tagFilter`, say) and holding pod IPs: kept, unschedulable, untouched. */
   | 'keptServing'
   /** Attached to this instance, no pod IP: not ours to manage; dropped from the CR, left attached, no call. */
@@ -133,6 +138,15 @@ export function resolveUnlistedEnis(input: {
     }
     if (attachedTo === input.instanceId && cloud.status !== 'Available') {
       if (eni.status !== 'Deleting') eni.status = cloud.status;
+      if (cloud.tags?.[ENIFLOW_CREATOR_TAG.key] === ENIFLOW_CREATOR_TAG.value) {
+        // Ours, only filtered out by a tagFilter that misses eniflow's own tags: dropping it would leave it
+        // attached and unmanaged (the janitor never touches attached ENIs), so it stays managed.
+        report(
+          'keptOwn',
+          'is attached here and created by eniflow, but the OpenAPI sync (spec.eni.tagFilter) does not list it; still managed',
+        );
+        continue;
+      }
       keepOrForget('keptServing', 'forgottenAttached', {
         what: `is attached to instance ${input.instanceId} but not listed by the OpenAPI sync (spec.eni.tagFilter?)`,
         invalidate: false,

@@ -137,6 +137,26 @@ export function aPod(
   return pod;
 }
 
+/** One ENI as the cloud reports it (`DescribeNetworkInterfaces`), attached nowhere unless overridden. */
+export function aCloudEni(eniId: string, overrides: Partial<CloudEni> = {}): CloudEni {
+  return {
+    eniId,
+    status: 'InUse',
+    type: 'Secondary',
+    trafficMode: 'Standard',
+    macAddress: '00:16:3e:aa:bb:cc',
+    vSwitchId: 'vsw-a',
+    securityGroupIds: ['sg-2', 'sg-1'],
+    primaryIp: '10.0.0.1',
+    ipv4: [
+      { ip: '10.0.0.1', primary: true },
+      { ip: '10.0.0.2', primary: false },
+    ],
+    ipv6: ['fd00::1'],
+    ...overrides,
+  };
+}
+
 export function aVSwitch(id: string, overrides: Partial<VSwitchInfo> = {}): VSwitchInfo {
   return { vSwitchId: id, zoneId: 'zone-a', availableIpCount: 200, ipv4Cidr: '192.168.0.0/24', ...overrides };
 }

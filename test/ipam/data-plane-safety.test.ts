@@ -22,32 +22,21 @@ import {
   releaseIpsOfGonePods,
   resolveUnlistedEnis,
 } from '../../src/ipam/index.js';
-import type { CloudEni, NetworkInterfaces, PodIpRequest } from '../../src/ipam/index.js';
-import { aSpec, aVSwitch, anEni, anIp, enisOf, vSwitchesOf } from './builders.js';
+import type { CloudEni, NetworkInterfaces } from '../../src/ipam/index.js';
+import { aCloudEni, aRequest, aSpec, aVSwitch, anEni, anIp, enisOf, vSwitchesOf } from './builders.js';
 import { scenarioArb } from './scenario-arbitrary.js';
 
 const NOW = '2026-12-03T08:00:00Z';
 
+/** A cloud ENI attached to this test's instance `i-1`, untagged, with only its primary address. */
 function cloudEni(eniId: string, overrides: Partial<CloudEni> = {}): CloudEni {
-  return {
-    eniId,
-    status: 'InUse',
-    type: 'Secondary',
-    trafficMode: 'Standard',
-    macAddress: '00:16:3e:00:00:09',
-    vSwitchId: 'vsw-a',
-    securityGroupIds: ['sg-1'],
-    primaryIp: '10.0.0.1',
-    ipv4: [{ ip: '10.0.0.1', primary: true }],
-    ipv6: [],
+  return aCloudEni(eniId, {
     instanceId: 'i-1',
     tags: {},
+    ipv4: [{ ip: '10.0.0.1', primary: true }],
+    ipv6: [],
     ...overrides,
-  };
-}
-
-function aRequest(podId: string, overrides: Partial<PodIpRequest> = {}): PodIpRequest {
-  return { podId, podUid: `uid-${podId}`, requireIpv4: true, requireIpv6: false, requireErdma: false, ...overrides };
+  });
 }
 
 describe('resolveUnlistedEnis', () => {
@@ -81,6 +70,14 @@ describe('resolveUnlistedEnis', () => {
       ipStatus: 'Valid',
     },
     { name: 'attached here, idle', eni: idle('e'), cloud: {}, outcome: 'forgottenAttached', kept: false },
+    {
+      name: 'attached here, created by eniflow (tagFilter misses its tags): still managed',
+      eni: idle('e'),
+      cloud: { tags: { creator: 'eniflow' } },
+      outcome: 'keptOwn',
+      kept: true,
+      status: 'InUse',
+    },
     {
       name: 'attached elsewhere, serving a pod',
       eni: bound('e'),

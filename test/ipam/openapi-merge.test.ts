@@ -10,27 +10,7 @@ import {
   recordCreatedEni,
   recordEniForDeletion,
 } from '../../src/ipam/index.js';
-import type { CloudEni } from '../../src/ipam/index.js';
-import { anEni, anIp, enisOf } from './builders.js';
-
-function aCloudEni(eniId: string, overrides: Partial<CloudEni> = {}): CloudEni {
-  return {
-    eniId,
-    status: 'InUse',
-    type: 'Secondary',
-    trafficMode: 'Standard',
-    macAddress: '00:16:3e:aa:bb:cc',
-    vSwitchId: 'vsw-a',
-    securityGroupIds: ['sg-2', 'sg-1'],
-    primaryIp: '10.0.0.1',
-    ipv4: [
-      { ip: '10.0.0.1', primary: true },
-      { ip: '10.0.0.2', primary: false },
-    ],
-    ipv6: ['fd00::1'],
-    ...overrides,
-  };
-}
+import { aCloudEni, anEni, anIp, enisOf } from './builders.js';
 
 const CIDRS = { 'vsw-a': { ipv4Cidr: '10.0.0.0/24', ipv6Cidr: 'fd00::/64' } };
 

@@ -3,24 +3,17 @@ import { describe, it } from 'node:test';
 
 import { planOrphanEnis } from '../../src/ipam/index.js';
 import type { CloudEni } from '../../src/ipam/index.js';
+import { aCloudEni } from './builders.js';
 
+/** An eniflow-created ENI, Available, attached nowhere, an hour old at {@link NOW}. */
 function cloudEni(eniId: string, overrides: Partial<CloudEni> = {}): CloudEni {
-  return {
-    eniId,
+  return aCloudEni(eniId, {
     status: 'Available',
-    type: 'Secondary',
-    trafficMode: 'Standard',
-    macAddress: '',
-    vSwitchId: 'vsw-a',
-    securityGroupIds: [],
-    primaryIp: '10.0.0.1',
-    ipv4: [],
-    ipv6: [],
     instanceId: '',
     tags: { creator: 'eniflow', 'eniflow.io/node': 'node-a' },
     creationTime: '2026-12-03T07:00:00Z',
     ...overrides,
-  };
+  });
 }
 
 function withoutCreationTime(eni: CloudEni): CloudEni {

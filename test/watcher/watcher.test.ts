@@ -18,6 +18,7 @@ import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
 import { runWatcher } from '../../src/watcher/main.js';
 import type { WatcherConfig, WatcherHandle } from '../../src/watcher/main.js';
+import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
 import {
   NODE_CR_RESOURCE,
@@ -191,7 +192,11 @@ describe('signals', () => {
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
     const input = started?.input?.payloads?.[0]?.data;
     assert.ok(input != null);
-    assert.deepEqual(JSON.parse(Buffer.from(input).toString('utf8')), { nodeName: busyNode });
+    // The settings are recorded input (docs/decisions.md): the full defaults, never left to the workflow's constants.
+    assert.deepEqual(JSON.parse(Buffer.from(input).toString('utf8')), {
+      nodeName: busyNode,
+      settings: DEFAULT_NODE_SETTINGS,
+    });
   });
 
   it('turns a burst of 100 pods on one node into at most 10 signals that count every pod', async (t) => {
