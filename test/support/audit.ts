@@ -5,7 +5,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 
-import { ENIFLOW_CREATOR_TAG } from '../../src/activities/ecs-activities.js';
+import { ENIFLOW_CREATOR_TAG } from '../../src/ipam/index.js';
 import type { EmulatorAdmin } from '../../src/ecs-emulator/index.js';
 import type { NodeCr } from '../../src/ipam/index.js';
 import { apiStatusCode, NODE_CR_RESOURCE } from './kube-env.js';
