@@ -1,6 +1,6 @@
 /**
  * The Temporal test server: `temporal server start-dev` from the cached CLI (real Temporal server 1.29.1,
- * in-memory SQLite, Web UI), on loopback ports chosen here.
+ * in-memory SQLite unless a database file is given, Web UI), on loopback ports chosen here or given.
  */
 import { join } from 'node:path';
 
@@ -38,11 +38,42 @@ const DYNAMIC_CONFIG = [
 
 const READY_TIMEOUT_MS = 60_000;
 
-async function startTemporalDevServer({ runDir, log }: TestServerStartContext): Promise<RunningTestServer> {
+/** Ports of a dev server: frontend gRPC, Web UI, HTTP API, metrics. */
+export interface TemporalDevServerPorts {
+  readonly grpc: number;
+  readonly ui: number;
+  readonly http: number;
+  readonly metrics: number;
+}
+
+/** Options of {@link startTemporalDevServer}; the defaults are what the shared test server uses. */
+export interface TemporalDevServerOptions {
+  /**
+   * A SQLite file (`--db-filename`) that keeps the server's state across restarts; absent → in memory, gone with
+   * the process.
+   */
+  readonly dbFilename?: string;
+  /** Fixed ports, e.g. to restart a server where its clients expect it; absent → free ports chosen now. */
+  readonly ports?: TemporalDevServerPorts;
+  /** Name of its log file in the run directory (default `temporal.log`); a restart appends to the same one. */
+  readonly logName?: string;
+}
+
+/**
+ * Starts a dev server and resolves once it is ready. The shared test server calls it with no options; a test that
+ * kills and restarts its own server passes a database file and the ports of the first start.
+ */
+export async function startTemporalDevServer(
+  { runDir, log }: TestServerStartContext,
+  options: TemporalDevServerOptions = {},
+): Promise<RunningTestServer> {
   if (!(await isToolCached(TEMPORAL_CLI))) {
     throw new Error(`The Temporal CLI is not built (${TEMPORAL_CLI.binaryPath}). Run \`npm run tools\` first.`);
   }
-  const [grpcPort, uiPort, httpPort, metricsPort] = await reserveFreePorts(4);
+  const [grpcPort, uiPort, httpPort, metricsPort] =
+    options.ports === undefined
+      ? await reserveFreePorts(4)
+      : [options.ports.grpc, options.ports.ui, options.ports.http, options.ports.metrics];
   if (grpcPort === undefined || uiPort === undefined || httpPort === undefined || metricsPort === undefined) {
     throw new Error('could not reserve ports for the Temporal dev server');
   }
@@ -67,12 +98,13 @@ async function startTemporalDevServer({ runDir, log }: TestServerStartContext): 
     'error',
     ...Object.entries(TEMPORAL_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
     ...DYNAMIC_CONFIG.flatMap((setting) => ['--dynamic-config-value', setting]),
+    ...(options.dbFilename === undefined ? [] : ['--db-filename', options.dbFilename]),
   ];
   const server = new ManagedProcess({
     name: 'temporal',
     command: TEMPORAL_CLI.binaryPath,
     args,
-    logPath: join(runDir, 'temporal.log'),
+    logPath: join(runDir, options.logName ?? 'temporal.log'),
   });
   try {
     await server.unlessExited(waitUntilTemporalReady({ address, uiUrl }));
@@ -140,5 +172,5 @@ async function waitUntilTemporalReady({ address, uiUrl }: { address: string; uiU
 export const temporalDevServer: TestServerDefinition = {
   name: 'temporal',
   envVarNames: [TEST_ENV_VARS.temporalAddress, TEST_ENV_VARS.temporalNamespace],
-  start: startTemporalDevServer,
+  start: (context) => startTemporalDevServer(context),
 };

@@ -92,7 +92,11 @@ export async function runWatcher(
       });
       client = new Client({ connection, namespace: config.temporal.namespace });
     }
-    gateway = new TemporalWorkflowGateway({ client, taskQueue: config.temporal.taskQueue });
+    gateway = new TemporalWorkflowGateway({
+      client,
+      taskQueue: config.temporal.taskQueue,
+      nodeSettings: config.nodeSettings,
+    });
   }
 
   const dispatcher = new SignalDispatcher({

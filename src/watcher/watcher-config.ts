@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 
 import { ConfigError, loadTemporalConnectionConfig, TEMPORAL_ENV } from '../config.js';
 import type { TemporalConnectionConfig } from '../config.js';
+import { DEFAULT_NODE_SETTINGS } from '../workflows/messages.js';
+import type { NodeIpamSettings } from '../workflows/messages.js';
 
 /** Everything the watcher process needs, parsed once from the environment. */
 export interface WatcherConfig {
@@ -31,6 +33,8 @@ export interface WatcherConfig {
   logLevel: string;
   /** `host:port` of the health and metrics endpoint; absent → none. */
   healthAddress?: string;
+  /** Settings recorded in every node workflow this watcher starts: the defaults with `NODE_WORKFLOW_SETTINGS` over them. */
+  nodeSettings: NodeIpamSettings;
 }
 
 /** The environment variables the watcher reads, with their meaning. */
@@ -50,6 +54,8 @@ export const WATCHER_ENV = {
   LIST_TIMEOUT_SECONDS: 'deadline of each informer list; retried with backoff after it (default 60)',
   LOG_LEVEL: 'pino level (default `info`)',
   HEALTH_ADDRESS: 'serve `/healthz`, `/readyz` and `/metrics` on this `host:port` (default off)',
+  NODE_WORKFLOW_SETTINGS:
+    'JSON object of node-workflow settings (e.g. `{"gcPeriodMs": 10000}`) over the defaults, recorded in workflows started from now on',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -71,6 +77,36 @@ function positiveNumber(input: {
     return fallback;
   }
   return value;
+}
+
+/**
+ * Parses `NODE_WORKFLOW_SETTINGS`: a JSON object whose keys are settings of {@link NodeIpamSettings} and whose values
+ * are positive whole milliseconds or counts. Only workflows started afterwards get them (settings are recorded input).
+ */
+function nodeSettingsFrom(text: string | undefined, problems: string[]): NodeIpamSettings {
+  if (text === undefined || text.trim() === '') return DEFAULT_NODE_SETTINGS;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    problems.push(`NODE_WORKFLOW_SETTINGS must be a JSON object, got "${text}"`);
+    return DEFAULT_NODE_SETTINGS;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    problems.push(`NODE_WORKFLOW_SETTINGS must be a JSON object, got "${text}"`);
+    return DEFAULT_NODE_SETTINGS;
+  }
+  const settings: Record<string, number> = { ...DEFAULT_NODE_SETTINGS };
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!(key in DEFAULT_NODE_SETTINGS)) {
+      problems.push(`NODE_WORKFLOW_SETTINGS.${key} is not a node-workflow setting`);
+    } else if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+      problems.push(`NODE_WORKFLOW_SETTINGS.${key} must be a positive integer, got ${JSON.stringify(value)}`);
+    } else {
+      settings[key] = value;
+    }
+  }
+  return settings as unknown as NodeIpamSettings;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -139,6 +175,7 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
       listTimeoutMs: positiveNumber({ env, name: 'LIST_TIMEOUT_SECONDS', fallback: 60, problems }) * 1000,
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
+    nodeSettings: nodeSettingsFrom(env['NODE_WORKFLOW_SETTINGS'], problems),
   };
   if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
   const healthAddress = env['HEALTH_ADDRESS'];

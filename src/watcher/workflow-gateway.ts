@@ -2,6 +2,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 
 import { DEFAULT_NODE_SETTINGS, reconcileSignal } from '../workflows/messages.js';
+import type { NodeIpamSettings } from '../workflows/messages.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
 import {
   JANITOR_WORKFLOW_ID,
@@ -26,10 +27,13 @@ export interface WorkflowGateway {
 export class TemporalWorkflowGateway implements WorkflowGateway {
   private readonly client: Client;
   private readonly taskQueue: string;
+  private readonly nodeSettings: NodeIpamSettings;
 
-  constructor(options: { client: Client; taskQueue: string }) {
+  /** `nodeSettings` (default {@link DEFAULT_NODE_SETTINGS}) are recorded in every node workflow started here. */
+  constructor(options: { client: Client; taskQueue: string; nodeSettings?: NodeIpamSettings }) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
+    this.nodeSettings = options.nodeSettings ?? DEFAULT_NODE_SETTINGS;
   }
 
   async signalNode(signal: NodeSignal): Promise<void> {
@@ -37,7 +41,7 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
       workflowId: nodeWorkflowId(signal.nodeName),
       taskQueue: this.taskQueue,
       // The settings are recorded input: a later change of a default never alters what this run replays.
-      args: [{ nodeName: signal.nodeName, settings: DEFAULT_NODE_SETTINGS }],
+      args: [{ nodeName: signal.nodeName, settings: this.nodeSettings }],
       signal: reconcileSignal,
       signalArgs: [signal.reason],
       typedSearchAttributes: new TypedSearchAttributes([{ key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName }]),

@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import type { LogLevel } from '@temporalio/worker';
+import type { LogLevel, WorkerOptions } from '@temporalio/worker';
 
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
@@ -39,8 +39,15 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** Connects to Temporal, builds the worker from the configuration and starts it. */
-export async function startWorker(input: { config: WorkerConfig; logger: Logger }): Promise<RunningWorker> {
+/**
+ * Connects to Temporal, builds the worker from the configuration and starts it. `workflowBundle` (tests) replaces the
+ * usual source of the workflow code (see workflowSource).
+ */
+export async function startWorker(input: {
+  config: WorkerConfig;
+  logger: Logger;
+  workflowBundle?: WorkerOptions['workflowBundle'];
+}): Promise<RunningWorker> {
   const { config, logger } = input;
   warnDeprecatedVariables(config.temporal, (fields, message) => {
     logger.warn(fields, message);
@@ -74,8 +81,9 @@ export async function startWorker(input: { config: WorkerConfig; logger: Logger 
     logger,
     eniPollIntervalMs: config.ecs.eniPollIntervalMs,
     maxConcurrentActivities: config.maxConcurrentActivities,
+    ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
   });
-  const source = workflowSource();
+  const source = workflowSource(input.workflowBundle);
   logger.info(
     {
       address: config.temporal.address,
@@ -97,15 +105,21 @@ export async function startWorker(input: { config: WorkerConfig; logger: Logger 
   };
 }
 
-/** Runs the worker until SIGINT/SIGTERM, then drains in-flight tasks and exits. */
-export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/**
+ * Runs the worker until SIGINT/SIGTERM, then drains in-flight tasks and exits. Tests that restart the worker process
+ * many times pass a prebuilt `workflowBundle`, so a start does not bundle again.
+ */
+export async function runWorker(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { workflowBundle?: WorkerOptions['workflowBundle'] } = {},
+): Promise<void> {
   const config = loadWorkerConfig(env);
   const logger = createLogger({ name: 'eniflow-worker', level: config.logLevel });
   installTemporalRuntime({
     logger,
     ...(config.metricsAddress === undefined ? {} : { metricsAddress: config.metricsAddress }),
   });
-  const running = await startWorker({ config, logger });
+  const running = await startWorker({ config, logger, ...options });
   const stop = (signal: string): void => {
     logger.info({ signal }, 'Shutting down worker');
     void running.stop();

@@ -13,6 +13,7 @@ import {
   stableJson,
 } from '../../src/watcher/relevant-changes.js';
 import { loadWatcherConfig } from '../../src/watcher/watcher-config.js';
+import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 
 describe('Coalescer', () => {
   it('merges a burst on one node into one signal with pod counts, once the node is quiet for the window', () => {
@@ -201,6 +202,26 @@ describe('loadWatcherConfig', () => {
     assert.throws(() => loadWatcherConfig({ COALESCE_WINDOW_MS: '500', COALESCE_MAX_DELAY_MS: '100' }), {
       message: /COALESCE_MAX_DELAY_MS \(100\) must not be shorter than COALESCE_WINDOW_MS \(500\)/,
     });
+  });
+
+  it('NODE_WORKFLOW_SETTINGS lays settings over the node-workflow defaults, and rejects unknown or bad ones', () => {
+    assert.deepEqual(loadWatcherConfig({}).nodeSettings, DEFAULT_NODE_SETTINGS);
+    assert.deepEqual(loadWatcherConfig({ NODE_WORKFLOW_SETTINGS: '{"gcPeriodMs": 10000}' }).nodeSettings, {
+      ...DEFAULT_NODE_SETTINGS,
+      gcPeriodMs: 10_000,
+    });
+    assert.throws(
+      () => loadWatcherConfig({ NODE_WORKFLOW_SETTINGS: '{"gcPeriod": 1, "idleWakeMs": -5}' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems, [
+          'NODE_WORKFLOW_SETTINGS.gcPeriod is not a node-workflow setting',
+          'NODE_WORKFLOW_SETTINGS.idleWakeMs must be a positive integer, got -5',
+        ]);
+        return true;
+      },
+    );
+    assert.throws(() => loadWatcherConfig({ NODE_WORKFLOW_SETTINGS: '[1]' }), { message: /must be a JSON object/ });
   });
 
   it('POD_IDENTITY wins over POD_NAME', () => {

@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import type { WatcherConfig } from '../../src/watcher/main.js';
+import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import type { ReconcileReason } from '../../src/workflows/messages.js';
 import { nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
 import { uniqueName } from '../support/kube-env.js';
@@ -36,6 +37,7 @@ export function testWatcherConfig(input: TestWatcherConfigInput): WatcherConfig 
     coalesceMaxDelayMs: 2_000,
     watch: { serverTimeoutSeconds: 60, idleTimeoutMs: 90_000, listTimeoutMs: 60_000 },
     logLevel: process.env['TEST_LOG_LEVEL'] ?? 'warn',
+    nodeSettings: DEFAULT_NODE_SETTINGS,
   };
 }
 

@@ -1,0 +1,194 @@
+/**
+ * The chaos test of issue 13: ten nodes, a pod burst and waves of churn, slow creates and attaches, cloud faults
+ * (throttling, 5xx, lost responses, two creates lost in a row), the worker process SIGKILLed over twenty times and
+ * the Temporal server SIGKILLed once; then one janitor pass and the audit. Every random choice comes from a seeded
+ * PRNG (`CHAOS_SEED`, default 13), so a run's plan (what is killed and when, which pods churn) reproduces; the
+ * interleaving with the servers' timing does not.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { SeededRandom } from '../../src/ecs-emulator/seeded-random.js';
+import { assertCleanAudit, formatAudit } from '../support/audit.js';
+import { startChaosCluster } from '../support/chaos-cluster.js';
+import type { ChaosCluster } from '../support/chaos-cluster.js';
+
+const SEED = Number(process.env['CHAOS_SEED'] ?? 13);
+const NODE_COUNT = 10;
+const PODS_PER_NODE = 10;
+const WORKER_KILLS = 22;
+const CHURN_WAVES = 4;
+
+/** Cloud faults for the whole chaos phase: the first rule that fires decides a call's fault. */
+const FAULTS = [
+  // Both attempts of the first create lost (the response, not the create): the create-intent path.
+  'CreateNetworkInterface next 2 lost ServiceUnavailable 503',
+  // And again later in the run.
+  'CreateNetworkInterface skip 12 next 2 lost ServiceUnavailable 503',
+  'CreateNetworkInterface rate 0.1 lost',
+  'AttachNetworkInterface rate 0.1 lost',
+  'AssignPrivateIpAddresses rate 0.1 lost',
+  'AssignIpv6Addresses rate 0.1 lost',
+  'UnassignPrivateIpAddresses rate 0.1 lost',
+  'DeleteNetworkInterface rate 0.1 lost',
+  '* rate 0.04 error Throttling.User',
+  '* rate 0.03 error ServiceUnavailable 503',
+  '* rate 0.02 error InternalError 500',
+];
+
+const log = (line: string): void => {
+  process.stderr.write(`chaos: ${line}\n`);
+};
+
+let cluster: ChaosCluster;
+let failed = false;
+
+before(async () => {
+  cluster = await startChaosCluster({
+    name: 'chaos',
+    nodeCount: NODE_COUNT,
+    dualStack: true,
+    pool: { minPoolSize: 2, maxPoolSize: 5 },
+    emulatorSettings: {
+      seed: SEED,
+      latency: {
+        CreateNetworkInterface: { minMs: 2_000, maxMs: 4_000 },
+        AttachNetworkInterface: { minMs: 1_000, maxMs: 3_000 },
+      },
+      transitionDelays: { attachMs: 1_500, detachMs: 500, deleteMs: 500 },
+    },
+    // Recorded by the watcher in every node workflow (NODE_WORKFLOW_SETTINGS): waiting pods and failed passes are
+    // retried within seconds instead of minutes, so the run settles soon after the chaos stops.
+    nodeSettings: { gcPeriodMs: 10_000, maxFailureBackoffMs: 5_000, idleWakeMs: 60_000 },
+  });
+});
+
+after(async () => {
+  await cluster.close({ keepLogs: failed });
+  if (failed) log(`logs kept in ${cluster.runDir}`);
+});
+
+describe('chaos', () => {
+  it('every pod gets its IP and nothing leaks through worker and Temporal crashes, slow and faulty cloud calls', async () => {
+    const startedAt = Date.now();
+    const random = new SeededRandom(SEED);
+    const pick = <T>(items: readonly T[]): T => items[random.integer({ min: 0, max: items.length - 1 })] as T;
+    const admin = cluster.emulator.emulator.admin;
+    try {
+      await cluster.worker.ready();
+      await admin.addFaults(FAULTS);
+      const live = new Map<string, string>();
+      let podSeq = 0;
+      const createPods = async (count: number): Promise<void> => {
+        const names = Array.from({ length: count }, () => `p-${podSeq++}`);
+        const nodesOf = names.map((name, index) => [name, cluster.nodes[index % NODE_COUNT]?.name ?? ''] as const);
+        // A few at a time: a burst, not a queue, without flooding the shared apiserver.
+        for (let index = 0; index < nodesOf.length; index += 8) {
+          await Promise.all(
+            nodesOf.slice(index, index + 8).map(async ([name, node]) => {
+              await cluster.createPod(name, node);
+              live.set(name, node);
+            }),
+          );
+        }
+      };
+
+      // The worker killer: SIGKILL at a random moment of a worker's work, back after 0–3 s, over and over.
+      const killPlan = Array.from({ length: WORKER_KILLS }, () => ({
+        afterMs: random.integer({ min: 500, max: 5_000 }),
+        downMs: random.integer({ min: 0, max: 3_000 }),
+      }));
+      const killer = (async () => {
+        for (const { afterMs, downMs } of killPlan) {
+          await cluster.worker.ready();
+          await sleep(afterMs);
+          await cluster.worker.kill();
+          await sleep(downMs);
+          cluster.worker.start();
+        }
+      })();
+      // The Temporal server: one kill -9 mid-burst, back on the same port and database after 1–4 s.
+      const temporalPlan = {
+        afterMs: random.integer({ min: 8_000, max: 20_000 }),
+        downMs: random.integer({ min: 1_000, max: 4_000 }),
+      };
+      let temporalDownAtMs = 0;
+      const temporalKiller = (async () => {
+        await sleep(temporalPlan.afterMs);
+        temporalDownAtMs = Date.now() - startedAt;
+        await cluster.temporal.kill();
+        await sleep(temporalPlan.downMs);
+        await cluster.temporal.restart();
+      })();
+
+      await createPods(NODE_COUNT * PODS_PER_NODE);
+      let churned = 0;
+      for (let wave = 0; wave < CHURN_WAVES; wave++) {
+        await sleep(random.integer({ min: 5_000, max: 12_000 }));
+        const names = [...live.keys()].sort();
+        const victims = new Set<string>();
+        while (victims.size < Math.round(names.length * 0.3)) victims.add(pick(names));
+        for (const name of [...victims].sort()) {
+          await cluster.deletePod(name);
+          live.delete(name);
+        }
+        await createPods(victims.size + random.integer({ min: -5, max: 5 }));
+        churned += victims.size;
+      }
+      await Promise.all([killer, temporalKiller]);
+      const chaosEndMs = Date.now() - startedAt;
+      await admin.clearFaults();
+      await cluster.worker.ready();
+
+      const settled = await cluster.settle(240_000);
+      const settledMs = Date.now() - startedAt;
+      log(`before the janitor: ${formatAudit(settled)}`);
+      const janitor = await cluster.runJanitor(5_000);
+      log(
+        `janitor: checked ${janitor.checked}, orphans ${janitor.orphans.length}, deleted ${janitor.deleted.length} ` +
+          `${JSON.stringify(janitor.orphans)}, failed ${janitor.failed.length}, kept ${JSON.stringify(janitor.kept)}`,
+      );
+      const audit = await cluster.audit();
+      log(`after the janitor: ${formatAudit(audit)}`);
+      const faults = await admin.faults();
+      const calls = await admin.calls();
+      const faulted = calls.filter((call) => call.fault !== null);
+      const byFault = new Map<string, number>();
+      for (const call of faulted) {
+        const kind = `${call.action}:${call.fault?.split(':')[1] ?? ''}:${call.code}`;
+        byFault.set(kind, (byFault.get(kind) ?? 0) + 1);
+      }
+      log(
+        `seed ${SEED}: ${live.size} live pods (${podSeq} created, ${churned} deleted in ${CHURN_WAVES} waves) on ` +
+          `${NODE_COUNT} nodes; worker SIGKILLed ${cluster.worker.kills} times, exited on its own ` +
+          `${cluster.worker.selfExits} times, start to "Worker started" ` +
+          `${JSON.stringify(summary(cluster.worker.startTimesMs))} ms; Temporal SIGKILLed at ${temporalDownAtMs} ms, ` +
+          `down ${temporalPlan.downMs} ms; chaos ended at ${chaosEndMs} ms, settled at ${settledMs} ms, total ` +
+          `${Date.now() - startedAt} ms; ${calls.length} cloud calls, ${faulted.length} with a fault ` +
+          `(${faults.length} rules left)`,
+      );
+      log(`faults: ${JSON.stringify(Object.fromEntries([...byFault].sort()))}`);
+
+      assert.ok(cluster.worker.kills >= 20, `${cluster.worker.kills} worker kills`);
+      assert.equal(audit.livePods, live.size, 'the audit saw every live pod');
+      assert.deepEqual(janitor.failed, []);
+      assertCleanAudit(audit);
+    } catch (error) {
+      failed = true;
+      log(`worker log tail:\n${await cluster.workerLogTail()}`);
+      throw error;
+    }
+  });
+});
+
+function summary(values: readonly number[]): { n: number; min?: number; median?: number; max?: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return { n: 0 };
+  return {
+    n: sorted.length,
+    min: sorted[0] ?? 0,
+    median: sorted[Math.floor(sorted.length / 2)] ?? 0,
+    max: sorted.at(-1) ?? 0,
+  };
+}
