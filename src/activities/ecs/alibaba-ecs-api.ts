@@ -1,7 +1,7 @@
 import Credential from '@alicloud/credentials';
-import Ecs, * as $Ecs from '@alicloud/ecs20140526';
-import * as $OpenApi from '@alicloud/openapi-core';
-import Vpc, * as $Vpc from '@alicloud/vpc20160428';
+import type * as $Ecs from '@alicloud/ecs20140526';
+import type * as $OpenApi from '@alicloud/openapi-core';
+import type * as $Vpc from '@alicloud/vpc20160428';
 
 import type { CloudEni, VSwitchInfo } from '../../ipam/index.js';
 import type { CreateEniRequest, EcsApi, EcsCallResult } from './ecs-api.js';
@@ -25,8 +25,29 @@ export interface EcsConnectionConfig {
 /** Called after every cloud call, for metrics. */
 export type EcsCallObserver = (call: { operation: EcsOperation; durationMs: number; code: string }) => void;
 
-function sdkConfig(config: EcsConnectionConfig, endpoint: string | undefined): $OpenApi.$OpenApiUtil.Config {
-  const sdk = new $OpenApi.$OpenApiUtil.Config({
+/** The SDK modules and clients, loaded on first use (see {@link AlibabaEcsApi}). */
+interface Sdk {
+  $Ecs: typeof $Ecs;
+  $Vpc: typeof $Vpc;
+  ecs: $Ecs.default;
+  vpc: $Vpc.default;
+}
+
+/**
+ * The client class of a dynamically imported SDK module. The SDKs are CommonJS with `exports.default = Client`:
+ * Node's ESM loader puts `module.exports` under `default`, a transpiling loader (tsx) may hand the class itself.
+ */
+function clientClass<C>(module: { default: { default: C } | C }): C {
+  const exported = module.default;
+  return typeof exported === 'function' ? (exported) : (exported as { default: C }).default;
+}
+
+function sdkConfig(
+  openApi: typeof $OpenApi,
+  config: EcsConnectionConfig,
+  endpoint: string | undefined,
+): $OpenApi.$OpenApiUtil.Config {
+  const sdk = new openApi.$OpenApiUtil.Config({
     regionId: config.regionId,
     protocol: config.protocol ?? 'https',
     // Terway uses 20 s; httpx would default to 3 s, too short for a busy region.
@@ -93,26 +114,44 @@ function cloudEniFrom(sdk: SdkEni): CloudEni {
 
 /** {@link EcsApi} over the official `@alicloud/ecs20140526` and `@alicloud/vpc20160428` clients. */
 export class AlibabaEcsApi implements EcsApi {
-  private readonly ecs: Ecs.default;
-  private readonly vpc: Vpc.default;
+  private readonly connection: EcsConnectionConfig;
   private readonly regionId: string;
   private readonly limiter: EcsRateLimiter | undefined;
   private readonly observe: EcsCallObserver | undefined;
+  private sdkLoaded: Promise<Sdk> | undefined;
 
   constructor(options: { connection: EcsConnectionConfig; limiter?: EcsRateLimiter; observe?: EcsCallObserver }) {
+    this.connection = options.connection;
     this.regionId = options.connection.regionId;
-    this.ecs = new Ecs.default(sdkConfig(options.connection, options.connection.ecsEndpoint));
-    this.vpc = new Vpc.default(sdkConfig(options.connection, options.connection.vpcEndpoint));
     this.limiter = options.limiter;
     this.observe = options.observe;
   }
 
+  /**
+   * The ECS and VPC SDKs take about a second to load; loading them on the first cloud call instead of at import
+   * lets a (re)started worker poll for workflow tasks that much sooner.
+   */
+  private sdk(): Promise<Sdk> {
+    this.sdkLoaded ??= Promise.all([
+      import('@alicloud/ecs20140526'),
+      import('@alicloud/vpc20160428'),
+      import('@alicloud/openapi-core'),
+    ]).then(([ecsModule, vpcModule, openApi]) => ({
+      $Ecs: ecsModule,
+      $Vpc: vpcModule,
+      ecs: new (clientClass(ecsModule))(sdkConfig(openApi, this.connection, this.connection.ecsEndpoint)),
+      vpc: new (clientClass(vpcModule))(sdkConfig(openApi, this.connection, this.connection.vpcEndpoint)),
+    }));
+    return this.sdkLoaded;
+  }
+
   /** Runs one SDK call under the operation's rate limit, turning any failure into an `EcsCallError`. */
-  private async call<T>(operation: EcsOperation, send: () => Promise<T>): Promise<T> {
+  private async call<T>(operation: EcsOperation, send: (sdk: Sdk) => Promise<T>): Promise<T> {
+    const sdk = await this.sdk();
     await this.limiter?.take(operation);
     const started = performance.now();
     try {
-      const result = await send();
+      const result = await send(sdk);
       this.observe?.({ operation, durationMs: performance.now() - started, code: 'OK' });
       return result;
     } catch (error) {
@@ -123,6 +162,7 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async createEni(request: CreateEniRequest): Promise<EcsCallResult & { eni: CloudEni }> {
+    const { $Ecs } = await this.sdk();
     const sdkRequest = new $Ecs.CreateNetworkInterfaceRequest({
       regionId: this.regionId,
       vSwitchId: request.vSwitchId,
@@ -136,7 +176,7 @@ export class AlibabaEcsApi implements EcsApi {
     if (request.resourceGroupId !== undefined) sdkRequest.resourceGroupId = request.resourceGroupId;
     if (request.ipv4Count > 1) sdkRequest.secondaryPrivateIpAddressCount = request.ipv4Count - 1;
     if (request.ipv6Count > 0) sdkRequest.ipv6AddressCount = request.ipv6Count;
-    const response = await this.call('CreateNetworkInterface', () => this.ecs.createNetworkInterface(sdkRequest));
+    const response = await this.call('CreateNetworkInterface', ({ ecs }) => ecs.createNetworkInterface(sdkRequest));
     const body = response.body;
     const eni = cloudEniFrom(body ?? {});
     // The create response carries no traffic mode (and the type only sometimes): the request decided both.
@@ -146,8 +186,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async attachEni(request: { eniId: string; instanceId: string }): Promise<EcsCallResult> {
-    const response = await this.call('AttachNetworkInterface', () =>
-      this.ecs.attachNetworkInterface(
+    const response = await this.call('AttachNetworkInterface', ({ ecs, $Ecs }) =>
+      ecs.attachNetworkInterface(
         new $Ecs.AttachNetworkInterfaceRequest({
           regionId: this.regionId,
           networkInterfaceId: request.eniId,
@@ -159,8 +199,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async detachEni(request: { eniId: string; instanceId: string }): Promise<EcsCallResult> {
-    const response = await this.call('DetachNetworkInterface', () =>
-      this.ecs.detachNetworkInterface(
+    const response = await this.call('DetachNetworkInterface', ({ ecs, $Ecs }) =>
+      ecs.detachNetworkInterface(
         new $Ecs.DetachNetworkInterfaceRequest({
           regionId: this.regionId,
           networkInterfaceId: request.eniId,
@@ -172,8 +212,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async deleteEni(request: { eniId: string }): Promise<EcsCallResult> {
-    const response = await this.call('DeleteNetworkInterface', () =>
-      this.ecs.deleteNetworkInterface(
+    const response = await this.call('DeleteNetworkInterface', ({ ecs, $Ecs }) =>
+      ecs.deleteNetworkInterface(
         new $Ecs.DeleteNetworkInterfaceRequest({ regionId: this.regionId, networkInterfaceId: request.eniId }),
       ),
     );
@@ -185,6 +225,7 @@ export class AlibabaEcsApi implements EcsApi {
     eniIds?: readonly string[];
     tags?: Readonly<Record<string, string>>;
   }): Promise<CloudEni[]> {
+    const { $Ecs } = await this.sdk();
     const enis: CloudEni[] = [];
     let nextToken: string | undefined;
     do {
@@ -195,8 +236,8 @@ export class AlibabaEcsApi implements EcsApi {
         sdkRequest.tag = tagsOf(request.tags).map((tag) => new $Ecs.DescribeNetworkInterfacesRequestTag(tag));
       }
       if (nextToken !== undefined) sdkRequest.nextToken = nextToken;
-      const response = await this.call('DescribeNetworkInterfaces', () =>
-        this.ecs.describeNetworkInterfaces(sdkRequest),
+      const response = await this.call('DescribeNetworkInterfaces', ({ ecs }) =>
+        ecs.describeNetworkInterfaces(sdkRequest),
       );
       for (const set of response.body?.networkInterfaceSets?.networkInterfaceSet ?? []) enis.push(cloudEniFrom(set));
       nextToken = response.body?.nextToken === '' ? undefined : response.body?.nextToken;
@@ -205,8 +246,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async assignIpv4(request: { eniId: string; count: number; clientToken: string }) {
-    const response = await this.call('AssignPrivateIpAddresses', () =>
-      this.ecs.assignPrivateIpAddresses(
+    const response = await this.call('AssignPrivateIpAddresses', ({ ecs, $Ecs }) =>
+      ecs.assignPrivateIpAddresses(
         new $Ecs.AssignPrivateIpAddressesRequest({
           regionId: this.regionId,
           networkInterfaceId: request.eniId,
@@ -220,8 +261,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async assignIpv6(request: { eniId: string; count: number; clientToken: string }) {
-    const response = await this.call('AssignIpv6Addresses', () =>
-      this.ecs.assignIpv6Addresses(
+    const response = await this.call('AssignIpv6Addresses', ({ ecs, $Ecs }) =>
+      ecs.assignIpv6Addresses(
         new $Ecs.AssignIpv6AddressesRequest({
           regionId: this.regionId,
           networkInterfaceId: request.eniId,
@@ -234,8 +275,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async unassignIpv4(request: { eniId: string; ips: readonly string[] }): Promise<EcsCallResult> {
-    const response = await this.call('UnassignPrivateIpAddresses', () =>
-      this.ecs.unassignPrivateIpAddresses(
+    const response = await this.call('UnassignPrivateIpAddresses', ({ ecs, $Ecs }) =>
+      ecs.unassignPrivateIpAddresses(
         new $Ecs.UnassignPrivateIpAddressesRequest({
           regionId: this.regionId,
           networkInterfaceId: request.eniId,
@@ -247,8 +288,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async unassignIpv6(request: { eniId: string; ips: readonly string[] }): Promise<EcsCallResult> {
-    const response = await this.call('UnassignIpv6Addresses', () =>
-      this.ecs.unassignIpv6Addresses(
+    const response = await this.call('UnassignIpv6Addresses', ({ ecs, $Ecs }) =>
+      ecs.unassignIpv6Addresses(
         new $Ecs.UnassignIpv6AddressesRequest({
           regionId: this.regionId,
           networkInterfaceId: request.eniId,
@@ -260,8 +301,8 @@ export class AlibabaEcsApi implements EcsApi {
   }
 
   async describeVSwitch(request: { vSwitchId: string }): Promise<VSwitchInfo | undefined> {
-    const response = await this.call('DescribeVSwitches', () =>
-      this.vpc.describeVSwitches(
+    const response = await this.call('DescribeVSwitches', ({ vpc, $Vpc }) =>
+      vpc.describeVSwitches(
         new $Vpc.DescribeVSwitchesRequest({ regionId: this.regionId, vSwitchId: request.vSwitchId }),
       ),
     );
