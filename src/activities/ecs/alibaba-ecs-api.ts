@@ -39,7 +39,7 @@ interface Sdk {
  */
 function clientClass<C>(module: { default: { default: C } | C }): C {
   const exported = module.default;
-  return typeof exported === 'function' ? (exported) : (exported as { default: C }).default;
+  return typeof exported === 'function' ? exported : (exported as { default: C }).default;
 }
 
 function sdkConfig(
