@@ -4,6 +4,7 @@ import {
   continueAsNew,
   defineQuery,
   defineUpdate,
+  metricMeter,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -113,6 +114,11 @@ async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }
     kept: {},
   };
   for (const kept of plan.kept) report.kept[kept.reason] = (report.kept[kept.reason] ?? 0) + 1;
+  const mode = { dry_run: String(input.dryRun) };
+  metricMeter.createCounter('eniflow_janitor_passes', 'passes', 'orphan-ENI janitor passes').add(1, mode);
+  metricMeter
+    .createGauge('eniflow_janitor_orphans', 'int', 'enis', 'orphan ENIs the last janitor pass found')
+    .set(plan.orphans.length, mode);
   if (input.dryRun) return report;
   for (const orphan of plan.orphans) {
     try {
@@ -139,6 +145,16 @@ async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }
     } catch {
       // Best effort: the report and the logs still say it.
     }
+  }
+  if (report.deleted.length > 0) {
+    metricMeter
+      .createCounter('eniflow_janitor_deleted_enis', 'enis', 'orphan ENIs the janitor deleted')
+      .add(report.deleted.length);
+  }
+  if (report.failed.length > 0) {
+    metricMeter
+      .createCounter('eniflow_janitor_delete_failures', 'enis', 'orphan ENI deletes that failed (retried next pass)')
+      .add(report.failed.length);
   }
   return report;
 }

@@ -5,10 +5,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
+import * as $Ecs from '@alicloud/ecs20140526';
 import { Runtime } from '@temporalio/worker';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
+import { runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
+import type { eniJanitorWorkflow } from '../../src/workflows/janitor-workflow.js';
+import { JANITOR_WORKFLOW_TYPE } from '../../src/workflows/workflow-ids.js';
 import { bindingsOf, demoNodeSpec, openScenarioEnv, startNodeScenario } from '../support/node-scenario.js';
 import type { ScenarioEnv } from '../support/node-scenario.js';
 
@@ -44,6 +48,38 @@ describe('worker metrics', () => {
       assert.match(text, /eniflow_ecs_call_duration_bucket\{/);
       assert.match(text, /temporal_/, 'the SDK metrics are on the same endpoint');
     } finally {
+      await scenario.close();
+    }
+  });
+
+  it('serves the janitor’s passes, orphans found and ENIs deleted', async () => {
+    const scenario = await startNodeScenario(env, {
+      name: 'janitor-metrics',
+      spec: demoNodeSpec({ instance: 'large-h' }),
+    });
+    const janitor = await env.temporal.client.workflow.start<typeof eniJanitorWorkflow>(JANITOR_WORKFLOW_TYPE, {
+      workflowId: `janitor-metrics-${scenario.nodeName}`,
+      taskQueue: scenario.taskQueue,
+      args: [{ settings: { graceMs: 0, intervalMs: 60 * 60_000 } }],
+    });
+    try {
+      await scenario.emulator.createEni({
+        tag: [new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'creator', value: 'eniflow' })],
+      });
+      const report = await janitor.executeUpdate(runJanitorUpdate, { args: [{}] });
+      assert.equal(report.deleted.length, 1);
+      const text = await pollUntil(
+        async () => {
+          const body = await (await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)).text();
+          return body.includes('eniflow_janitor_deleted_enis') ? body : undefined;
+        },
+        { description: 'janitor metrics on the endpoint', timeoutMs: 30_000 },
+      );
+      assert.match(text, /eniflow_janitor_deleted_enis(_total)?\{[^}]*\} 1\b/);
+      assert.match(text, /eniflow_janitor_passes(_total)?\{[^}]*dry_run="false"[^}]*\} 1\b/);
+      assert.match(text, /eniflow_janitor_orphans\{[^}]*dry_run="false"[^}]*\} 1\b/);
+    } finally {
+      await janitor.terminate('test finished');
       await scenario.close();
     }
   });
