@@ -9,6 +9,7 @@ import { request } from 'node:https';
 import type { Client } from '@temporalio/client';
 
 import type { EmulatorAdmin } from '../../src/ecs-emulator/index.js';
+import { NODE_WORKFLOW_TYPE } from '../../src/workflows/workflow-ids.js';
 
 /** CPU time and memory of one process, read from /proc (Linux only). */
 export interface ProcessSample {
@@ -187,14 +188,17 @@ export interface HistoryTotals {
 }
 
 /**
- * Sums history length and size over all runs on the task queue: closed runs from visibility, running ones
- * from DescribeWorkflowExecution (visibility lags for those).
+ * Sums history length and size over all runs of node workflows on the task queue (the cluster's janitor is left
+ * out: it is one per cluster, not per node): closed runs from visibility, running ones from
+ * DescribeWorkflowExecution (visibility lags for those).
  */
 export async function historyTotals(client: Client, taskQueue: string): Promise<HistoryTotals> {
   const totals: HistoryTotals = { workflows: 0, runs: 0, events: 0, bytes: 0 };
   const ids = new Set<string>();
   const running: string[] = [];
-  for await (const execution of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
+  for await (const execution of client.workflow.list({
+    query: `TaskQueue = "${taskQueue}" AND WorkflowType = "${NODE_WORKFLOW_TYPE}"`,
+  })) {
     ids.add(execution.workflowId);
     totals.runs += 1;
     if (execution.status.name === 'RUNNING') {
