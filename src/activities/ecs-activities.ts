@@ -6,6 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CloudEni, EniKind, VSwitchInfo } from '../ipam/index.js';
 import { ENI_KIND_SHAPE, ENIFLOW_CREATOR_TAG } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
+import { activityLogger, attemptWillBeRetried } from './activity-log.js';
 import type { EcsApi } from './ecs/ecs-api.js';
 import { EcsCallError } from './ecs/ecs-errors.js';
 import type { EcsFailure } from './ecs/ecs-errors.js';
@@ -38,14 +39,7 @@ function failureOf(error: unknown): EcsFailure | undefined {
 /** The ECS activities. Each wraps one cloud call, is safe to retry, and throws only `ApplicationFailure`s. */
 export function createEcsActivities(deps: EcsActivityDeps) {
   const pollMs = deps.eniPollIntervalMs ?? 3_000;
-  const logFor = (fields: Record<string, string>): Logger => {
-    const info = activityInfo();
-    return deps.logger.child({
-      workflowId: info.workflowExecution?.workflowId ?? '',
-      activity: info.activityType,
-      ...fields,
-    });
-  };
+  const logFor = (fields: Record<string, string>): Logger => activityLogger(deps.logger, fields);
 
   /** Runs a cloud call and converts its failure; `accept` names failure codes that mean "already done". */
   async function run<T>(
@@ -63,8 +57,12 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         return undefined;
       }
       options.onFailure?.(failure);
-      log.warn({ errorCode: failure.code, requestId: failure.requestId, failureType: failure.type }, failure.message);
-      throw ecsApplicationFailure(failure);
+      const applicationFailure = ecsApplicationFailure(failure);
+      // A failure the server will retry is routine; the one that ends the activity reaches the workflow, whose
+      // pass then logs one warning for the node.
+      const level = attemptWillBeRetried(activityInfo(), applicationFailure) ? 'debug' : 'info';
+      log[level]({ errorCode: failure.code, requestId: failure.requestId, failureType: failure.type }, failure.message);
+      throw applicationFailure;
     }
   }
 

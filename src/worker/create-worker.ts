@@ -9,6 +9,8 @@ import { createActivities } from '../activities/index.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { Logger } from '../logger.js';
+import { activityLogInterceptors } from './sdk-logging.js';
+import type { WorkerTracing } from './tracing.js';
 
 /**
  * Path of the workflow bundle entry, for `workflowsPath` or `bundleWorkflowCode`: the TypeScript source when this
@@ -45,6 +47,8 @@ export interface EniflowWorkerDeps {
   maxConcurrentActivities?: number;
   /** A pre-built bundle (tests build one per file); otherwise see {@link workflowSource}. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Spans for activities and their Kubernetes calls (ECS calls get theirs from the `ecs` client's own tracer). */
+  tracing?: Pick<WorkerTracing, 'callTracer' | 'activityInterceptors'>;
 }
 
 /** Builds the worker: the node workflow plus every activity, wired to the given clients. */
@@ -55,12 +59,16 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
+    ...(deps.tracing === undefined ? {} : { tracer: deps.tracing.callTracer }),
   });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     activities,
+    interceptors: {
+      activity: [activityLogInterceptors, ...(deps.tracing === undefined ? [] : [deps.tracing.activityInterceptors])],
+    },
     ...workflowSource(deps.workflowBundle),
     maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities ?? 100,
     // One workflow per node: bound the cache so a large cluster does not exhaust the worker's memory.

@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import type { LogLevel, WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
 
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
@@ -11,25 +11,22 @@ import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
 import { createEniflowWorker, workflowSource } from './create-worker.js';
 import { ecsCallMetrics } from './metrics.js';
+import { temporalRuntimeLogging } from './sdk-logging.js';
+import { startTracing } from './tracing.js';
+import type { WorkerTracing } from './tracing.js';
 
-const PINO_LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-  TRACE: 'trace',
-  DEBUG: 'debug',
-  INFO: 'info',
-  WARN: 'warn',
-  ERROR: 'error',
-};
-
-/** Routes the Temporal SDK's own logs (and workflow `log` calls) into the same pino JSON stream. */
+/**
+ * Routes the Temporal SDK's own logs, workflow `log` calls and the native core's logs into the same pino JSON
+ * stream (see sdk-logging.ts).
+ */
 export function installTemporalRuntime(input: { logger: Logger; metricsAddress?: string }): void {
-  const sdkLogger = input.logger.child({ component: 'temporal-sdk' });
+  const logging = temporalRuntimeLogging(input.logger);
   Runtime.install({
-    logger: new DefaultLogger('INFO', (entry) => {
-      sdkLogger[PINO_LEVELS[entry.level]](entry.meta ?? {}, entry.message);
-    }),
-    ...(input.metricsAddress === undefined
-      ? {}
-      : { telemetryOptions: { metrics: { prometheus: { bindAddress: input.metricsAddress } } } }),
+    logger: logging.logger,
+    telemetryOptions: {
+      ...logging.telemetryOptions,
+      ...(input.metricsAddress === undefined ? {} : { metrics: { prometheus: { bindAddress: input.metricsAddress } } }),
+    },
   });
 }
 
@@ -47,8 +44,9 @@ export async function startWorker(input: {
   config: WorkerConfig;
   logger: Logger;
   workflowBundle?: WorkerOptions['workflowBundle'];
+  tracing?: WorkerTracing;
 }): Promise<RunningWorker> {
-  const { config, logger } = input;
+  const { config, logger, tracing } = input;
   warnDeprecatedVariables(config.temporal, (fields, message) => {
     logger.warn(fields, message);
   });
@@ -65,6 +63,7 @@ export async function startWorker(input: {
     },
     limiter: new EcsRateLimiter({ callsPerMinute: DEFAULT_CALLS_PER_MINUTE }),
     observe: ecsCallMetrics(),
+    ...(tracing === undefined ? {} : { tracer: tracing.callTracer }),
   });
   const connection = await NativeConnection.connect({
     address: config.temporal.address,
@@ -82,6 +81,7 @@ export async function startWorker(input: {
     eniPollIntervalMs: config.ecs.eniPollIntervalMs,
     maxConcurrentActivities: config.maxConcurrentActivities,
     ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
+    ...(tracing === undefined ? {} : { tracing }),
   });
   const source = workflowSource(input.workflowBundle);
   logger.info(
@@ -94,6 +94,8 @@ export async function startWorker(input: {
   );
   const done = worker.run().finally(async () => {
     await connection.close();
+    // The spans of the last activities would otherwise be lost with the process.
+    await tracing?.shutdown();
     logger.info('Worker stopped');
   });
   return {
@@ -119,7 +121,8 @@ export async function runWorker(
     logger,
     ...(config.metricsAddress === undefined ? {} : { metricsAddress: config.metricsAddress }),
   });
-  const running = await startWorker({ config, logger, ...options });
+  const tracing = await startTracing({ env, logger });
+  const running = await startWorker({ config, logger, ...options, ...(tracing === undefined ? {} : { tracing }) });
   const stop = (signal: string): void => {
     logger.info({ signal }, 'Shutting down worker');
     void running.stop();

@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  log,
   patched,
   proxyActivities,
   uuid4,
@@ -239,6 +240,8 @@ export class NodeReconciler {
   passesThisRun = 0;
   /** Failure types met during the current pass, to explain why pods wait. */
   private passFailureTypes: string[] = [];
+  /** Errors recorded during the current pass, for its log line. */
+  private passErrors: Omit<RecordedError, 'atMs'>[] = [];
 
   constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
@@ -325,6 +328,7 @@ export class NodeReconciler {
 
   private recordError(error: Omit<RecordedError, 'atMs'>): void {
     this.passFailureTypes.push(error.type);
+    this.passErrors.push(error);
     this.state.lastErrors = [...this.state.lastErrors, { atMs: Date.now(), ...error }].slice(-MAX_RECORDED_ERRORS);
   }
 
@@ -392,6 +396,7 @@ export class NodeReconciler {
     this.state.reconcileCount += 1;
     this.passesThisRun += 1;
     this.passFailureTypes = [];
+    this.passErrors = [];
     this.hasPendingWork = false;
     // GC requests that arrive while this pass runs are answered by the next pass, not with this one's result.
     const gcSeq = this.gcRequestSeq;
@@ -410,7 +415,30 @@ export class NodeReconciler {
       this.gcDoneSeq = Math.max(this.gcDoneSeq, gcSeq);
       this.gcRequested = this.gcRequestSeq > gcSeq;
       if (this.gcRequested) this.dirty = true;
+      if (failed) this.logFailedPass();
     }
+  }
+
+  /**
+   * The one warning of a failed pass, naming the node and what failed. Activities log their failed attempts below
+   * warn, so this line is how a failure reaches an operator once. The logger is a sink: nothing enters history, and
+   * nothing is logged on replay.
+   */
+  private logFailedPass(): void {
+    log.warn('Reconcile pass failed', {
+      nodeName: this.nodeName,
+      pass: this.state.reconcileCount,
+      failureStreak: this.state.failureStreak,
+      ipamState: this.ipamState,
+      errors: this.passErrors.map((error) => ({
+        operation: error.operation,
+        type: error.type,
+        message: error.message,
+        ...(error.code === undefined ? {} : { code: error.code }),
+        ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+        ...(error.eniId === undefined ? {} : { eniId: error.eniId }),
+      })),
+    });
   }
 
   private skip(state: IpamState, reason: string): boolean {

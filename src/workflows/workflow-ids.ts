@@ -28,3 +28,8 @@ export const SEARCH_ATTRIBUTES = [
   INSTANCE_ID_SEARCH_ATTRIBUTE,
   IPAM_STATE_SEARCH_ATTRIBUTE,
 ];
+
+/** The node a workflow id belongs to (see {@link nodeWorkflowId}); undefined for other workflows (the janitor). */
+export function nodeNameOfWorkflowId(workflowId: string): string | undefined {
+  return workflowId.startsWith(WORKFLOW_ID_PREFIX) ? workflowId.slice(WORKFLOW_ID_PREFIX.length) : undefined;
+}

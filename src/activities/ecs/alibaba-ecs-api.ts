@@ -4,6 +4,7 @@ import type * as $OpenApi from '@alicloud/openapi-core';
 import type * as $Vpc from '@alicloud/vpc20160428';
 
 import type { CloudEni, VSwitchInfo } from '../../ipam/index.js';
+import type { CallTracer } from '../call-tracer.js';
 import type { CreateEniRequest, EcsApi, EcsCallResult } from './ecs-api.js';
 import { classifyEcsError, EcsCallError } from './ecs-errors.js';
 import type { EcsOperation } from './ecs-operations.js';
@@ -112,19 +113,32 @@ function cloudEniFrom(sdk: SdkEni): CloudEni {
   };
 }
 
+/** The API an operation belongs to: vSwitches are VPC's, everything else ECS's. */
+function serviceOf(operation: EcsOperation): string {
+  return operation === 'DescribeVSwitches' ? 'Vpc' : 'Ecs';
+}
+
 /** {@link EcsApi} over the official `@alicloud/ecs20140526` and `@alicloud/vpc20160428` clients. */
 export class AlibabaEcsApi implements EcsApi {
   private readonly connection: EcsConnectionConfig;
   private readonly regionId: string;
   private readonly limiter: EcsRateLimiter | undefined;
   private readonly observe: EcsCallObserver | undefined;
+  private readonly tracer: CallTracer | undefined;
   private sdkLoaded: Promise<Sdk> | undefined;
 
-  constructor(options: { connection: EcsConnectionConfig; limiter?: EcsRateLimiter; observe?: EcsCallObserver }) {
+  constructor(options: {
+    connection: EcsConnectionConfig;
+    limiter?: EcsRateLimiter;
+    observe?: EcsCallObserver;
+    /** One span per call (action, result code, RequestId) when tracing is on. */
+    tracer?: CallTracer;
+  }) {
     this.connection = options.connection;
     this.regionId = options.connection.regionId;
     this.limiter = options.limiter;
     this.observe = options.observe;
+    this.tracer = options.tracer;
   }
 
   /**
@@ -149,14 +163,36 @@ export class AlibabaEcsApi implements EcsApi {
   private async call<T>(operation: EcsOperation, send: (sdk: Sdk) => Promise<T>): Promise<T> {
     const sdk = await this.sdk();
     await this.limiter?.take(operation);
+    if (this.tracer === undefined) return this.observed(operation, () => send(sdk));
+    return this.tracer(
+      {
+        name: `ECS ${operation}`,
+        attributes: { 'rpc.system': 'alibaba_cloud', 'rpc.service': serviceOf(operation), 'ecs.action': operation },
+      },
+      (annotate) => this.observed(operation, () => send(sdk), annotate),
+    );
+  }
+
+  private async observed<T>(
+    operation: EcsOperation,
+    send: () => Promise<T>,
+    annotate?: (attributes: Record<string, string>) => void,
+  ): Promise<T> {
     const started = performance.now();
     try {
-      const result = await send(sdk);
+      const result = await send();
       this.observe?.({ operation, durationMs: performance.now() - started, code: 'OK' });
+      const requestId = (result as { body?: { requestId?: unknown } } | undefined)?.body?.requestId;
+      annotate?.({ 'ecs.code': 'OK', ...(typeof requestId === 'string' ? { 'ecs.request_id': requestId } : {}) });
       return result;
     } catch (error) {
       const failure = classifyEcsError({ operation, error });
       this.observe?.({ operation, durationMs: performance.now() - started, code: failure.code });
+      annotate?.({
+        'ecs.code': failure.code,
+        'ecs.failure_type': failure.type,
+        ...(failure.requestId === undefined ? {} : { 'ecs.request_id': failure.requestId }),
+      });
       throw new EcsCallError(failure, { cause: error });
     }
   }
