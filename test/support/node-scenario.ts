@@ -6,6 +6,7 @@
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
+import type { Logger } from 'pino';
 
 import { mkdir, writeFile } from 'node:fs/promises';
 
@@ -20,6 +21,7 @@ import { NODE_CR_FINALIZER } from '../../src/ipam/index.js';
 import type { NodeCr, NodeSpec } from '../../src/ipam/index.js';
 import { createEniflowWorker } from '../../src/worker/create-worker.js';
 import { ecsCallMetrics } from '../../src/worker/metrics.js';
+import type { WorkerTracing } from '../../src/worker/tracing.js';
 import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { NodeWorkflowState } from '../../src/workflows/messages.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
@@ -162,13 +164,17 @@ export async function startNodeScenario(
     /** Start an in-process worker (default); false leaves it to the test (e.g. a worker process to kill). */
     inProcessWorker?: boolean;
     finalizer?: boolean;
+    /** The worker's logger (default: silent, or TEST_LOG_LEVEL). */
+    logger?: Logger;
+    /** Spans for the worker's activities and calls, as `npm run worker` has with an OTLP endpoint. */
+    tracing?: WorkerTracing;
   },
 ): Promise<NodeScenario> {
   const nodeName = uniqueName(input.name);
   const namespace = await createTestNamespace(env.kube, input.name);
   const taskQueue = uniqueTaskQueue(input.name);
   const emulator = await startEmulatorHarness(input.emulator ?? {});
-  const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+  const logger = input.logger ?? pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   await createCoreNode(env.kube, {
     name: nodeName,
     conditions: [
@@ -205,11 +211,13 @@ export async function startNodeScenario(
           readTimeoutMs: 5_000,
         },
         observe: ecsCallMetrics(),
+        ...(input.tracing === undefined ? {} : { tracer: input.tracing.callTracer }),
       }),
       kubeConfig: env.kube.kubeConfig,
       logger,
       eniPollIntervalMs: 20,
       workflowBundle: env.bundle,
+      ...(input.tracing === undefined ? {} : { tracing: input.tracing }),
     });
     const running = worker.run();
     return {
