@@ -34,7 +34,7 @@ import type {
 import { deadlineOptions, KUBE_REQUEST_TIMEOUT_MS } from '../kube-request.js';
 import type { Logger } from '../logger.js';
 import { activityLogger } from './activity-log.js';
-import type { CallTracer } from './call-tracer.js';
+import type { CallAttributes, CallTracer } from './call-tracer.js';
 
 /** Failure types of the Kubernetes activities. */
 export const KUBE_FAILURE_TYPES = ['KubeConflict', 'KubeNotFound', 'KubeTransient', 'KubeInvalidRequest'] as const;
@@ -203,37 +203,60 @@ function nodeRuntimeViewOf(runtime: RawObject, uids: ReadonlySet<string>): NodeR
   return { cniStatusByPodUid: view };
 }
 
+/** What a span of a client-node call names: the method, and the resource and object its first argument gives. */
+function kubeCallAttributes(method: string, params: unknown): CallAttributes {
+  const { plural, name, namespace } = asRecord(params);
+  return {
+    'k8s.method': method,
+    ...(typeof plural === 'string' ? { 'k8s.resource': plural } : {}),
+    ...(typeof name === 'string' ? { 'k8s.object.name': name } : {}),
+    ...(typeof namespace === 'string' ? { 'k8s.namespace.name': namespace } : {}),
+  };
+}
+
+/**
+ * The client-node API object with each method call in a span (`Kubernetes <method>`), so every request is traced
+ * wherever it is made, without touching the call sites.
+ */
+function tracedApi<T extends object>(api: T, tracer: CallTracer | undefined): T {
+  if (tracer === undefined) return api;
+  return new Proxy(api, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      const method = value as (...args: unknown[]) => Promise<unknown>;
+      return (...args: unknown[]) =>
+        tracer(
+          { name: `Kubernetes ${property}`, attributes: kubeCallAttributes(property, args[0]) },
+          async (annotate) => {
+            try {
+              return await method.apply(target, args);
+            } catch (error) {
+              const code = statusOf(error);
+              if (code !== undefined) annotate({ 'http.response.status_code': code });
+              throw error;
+            }
+          },
+        );
+    },
+  });
+}
+
 /** The Kubernetes activities: one read of the node's world, and the writes the reconcile makes. */
 export function createKubeActivities(deps: KubeActivityDeps) {
-  const core = deps.kubeConfig.makeApiClient(CoreV1Api);
-  const custom = deps.kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = tracedApi(deps.kubeConfig.makeApiClient(CoreV1Api), deps.tracer);
+  const custom = tracedApi(deps.kubeConfig.makeApiClient(CustomObjectsApi), deps.tracer);
   const component = deps.component ?? 'eniflow';
   const timeoutMs = deps.requestTimeoutMs ?? KUBE_REQUEST_TIMEOUT_MS;
   /** Every request ends at its deadline, or earlier when the activity is cancelled (or the worker shuts down). */
   const call = (options?: ConfigurationOptions): ConfigurationOptions =>
     deadlineOptions({ timeoutMs, signal: cancellationSignal() }, options);
   const logFor = (nodeName: string): Logger => activityLogger(deps.logger, { nodeName });
-  /** One request to the apiserver, in a span named after `operation` when tracing is on. */
-  const request = <T>(operation: string, send: () => Promise<T>): Promise<T> => {
-    if (deps.tracer === undefined) return send();
-    return deps.tracer(
-      { name: `Kubernetes ${operation}`, attributes: { 'k8s.operation': operation } },
-      async (annotate) => {
-        try {
-          return await send();
-        } catch (error) {
-          const code = statusOf(error);
-          if (code !== undefined) annotate({ 'http.response.status_code': code });
-          throw error;
-        }
-      },
-    );
-  };
   const crRef = (name: string) => ({ group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, name });
 
   async function getCr(name: string): Promise<RawObject | undefined> {
     try {
-      return (await request('get NodeCR', () => custom.getClusterCustomObject(crRef(name), call()))) as RawObject;
+      return (await custom.getClusterCustomObject(crRef(name), call())) as RawObject;
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw kubeFailure(error, `get Node CR ${name}`);
@@ -258,39 +281,33 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       }
       try {
         // resourceVersion "0": served from the apiserver's watch cache, not a quorum read of etcd.
-        const pods = await request('list Pods', () =>
-          core.listPodForAllNamespaces(
-            {
-              fieldSelector: `spec.nodeName=${input.nodeName}`,
-              resourceVersion: '0',
-            },
-            call(),
-          ),
+        const pods = await core.listPodForAllNamespaces(
+          {
+            fieldSelector: `spec.nodeName=${input.nodeName}`,
+            resourceVersion: '0',
+          },
+          call(),
         );
         snapshot.pods = pods.items.map(podSnapshotOf);
       } catch (error) {
         throw kubeFailure(error, `list pods of ${input.nodeName}`);
       }
       try {
-        const runtime = (await request('get NodeRuntime', () =>
-          custom.getClusterCustomObject(
-            {
-              group: NODE_CR_GROUP,
-              version: NODE_CR_VERSION,
-              plural: NODE_RUNTIME_PLURAL,
-              name: input.nodeName,
-            },
-            call(),
-          ),
+        const runtime = (await custom.getClusterCustomObject(
+          {
+            group: NODE_CR_GROUP,
+            version: NODE_CR_VERSION,
+            plural: NODE_RUNTIME_PLURAL,
+            name: input.nodeName,
+          },
+          call(),
         )) as RawObject;
         snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
       } catch (error) {
         if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${input.nodeName}`);
       }
       try {
-        snapshot.coreNode = coreNodeSnapshot(
-          await request('get Node', () => core.readNode({ name: input.nodeName }, call())),
-        );
+        snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
       } catch (error) {
         if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
       }
@@ -300,12 +317,10 @@ export function createKubeActivities(deps: KubeActivityDeps) {
     /** The ids of every ENI any Node CR lists (the janitor never touches those). */
     async listKnownEniIds(): Promise<string[]> {
       try {
-        const list = (await request('list NodeCRs', () =>
-          custom.listClusterCustomObject(
-            // From the watch cache: the janitor runs rarely and needs no quorum read.
-            { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, resourceVersion: '0' },
-            call(),
-          ),
+        const list = (await custom.listClusterCustomObject(
+          // From the watch cache: the janitor runs rarely and needs no quorum read.
+          { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, resourceVersion: '0' },
+          call(),
         )) as { items?: RawObject[] };
         const ids = new Set<string>();
         for (const cr of list.items ?? []) {
@@ -342,14 +357,12 @@ export function createKubeActivities(deps: KubeActivityDeps) {
         });
         await deps.beforeStatusReplace?.(attempt);
         try {
-          const written = (await request('replace NodeCR status', () =>
-            custom.replaceClusterCustomObjectStatus(
-              {
-                ...crRef(input.nodeName),
-                body: { ...raw, status },
-              },
-              call(),
-            ),
+          const written = (await custom.replaceClusterCustomObjectStatus(
+            {
+              ...crRef(input.nodeName),
+              body: { ...raw, status },
+            },
+            call(),
           )) as RawObject;
           const resourceVersion = written.metadata?.['resourceVersion'];
           log.info({ conflicts: attempt }, 'Wrote Node CR status');
@@ -375,11 +388,9 @@ export function createKubeActivities(deps: KubeActivityDeps) {
      */
     async patchNodeCondition(input: { nodeName: string; condition: NodeConditionPatch }): Promise<void> {
       try {
-        await request('patch Node status', () =>
-          core.patchNodeStatus(
-            { name: input.nodeName, body: { status: { conditions: [input.condition] } } },
-            call(setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch)),
-          ),
+        await core.patchNodeStatus(
+          { name: input.nodeName, body: { status: { conditions: [input.condition] } } },
+          call(setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch)),
         );
         logFor(input.nodeName).info(
           { type: input.condition.type, status: input.condition.status },
@@ -402,32 +413,30 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       const namespace = input.involved.namespace ?? 'default';
       const now = new Date();
       try {
-        await request('create Event', () =>
-          core.createNamespacedEvent(
-            {
-              namespace,
-              body: {
-                metadata: { name: `${input.involved.name}.${randomBytes(8).toString('hex')}`, namespace },
-                involvedObject: {
-                  kind: input.involved.kind,
-                  apiVersion: input.involved.apiVersion,
-                  name: input.involved.name,
-                  ...(input.involved.namespace === undefined ? {} : { namespace: input.involved.namespace }),
-                  ...(input.involved.uid === undefined ? {} : { uid: input.involved.uid }),
-                },
-                type: input.type,
-                reason: input.reason,
-                message: input.message.slice(0, 1024),
-                source: { component },
-                reportingComponent: component,
-                reportingInstance: component,
-                firstTimestamp: now,
-                lastTimestamp: now,
-                count: 1,
+        await core.createNamespacedEvent(
+          {
+            namespace,
+            body: {
+              metadata: { name: `${input.involved.name}.${randomBytes(8).toString('hex')}`, namespace },
+              involvedObject: {
+                kind: input.involved.kind,
+                apiVersion: input.involved.apiVersion,
+                name: input.involved.name,
+                ...(input.involved.namespace === undefined ? {} : { namespace: input.involved.namespace }),
+                ...(input.involved.uid === undefined ? {} : { uid: input.involved.uid }),
               },
+              type: input.type,
+              reason: input.reason,
+              message: input.message.slice(0, 1024),
+              source: { component },
+              reportingComponent: component,
+              reportingInstance: component,
+              firstTimestamp: now,
+              lastTimestamp: now,
+              count: 1,
             },
-            call(),
-          ),
+          },
+          call(),
         );
       } catch (error) {
         throw kubeFailure(error, `record event ${input.reason}`);
@@ -442,19 +451,17 @@ export function createKubeActivities(deps: KubeActivityDeps) {
         const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as string[]) : [];
         if (raw === undefined || !finalizers.includes(NODE_CR_FINALIZER)) return { removed: false };
         try {
-          await request('patch NodeCR', () =>
-            custom.patchClusterCustomObject(
-              {
-                ...crRef(input.nodeName),
-                body: {
-                  metadata: {
-                    resourceVersion: metadata['resourceVersion'],
-                    finalizers: finalizers.filter((finalizer) => finalizer !== NODE_CR_FINALIZER),
-                  },
+          await custom.patchClusterCustomObject(
+            {
+              ...crRef(input.nodeName),
+              body: {
+                metadata: {
+                  resourceVersion: metadata['resourceVersion'],
+                  finalizers: finalizers.filter((finalizer) => finalizer !== NODE_CR_FINALIZER),
                 },
               },
-              call(setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
-            ),
+            },
+            call(setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
           );
           logFor(input.nodeName).info('Removed Node CR finalizer');
           return { removed: true };

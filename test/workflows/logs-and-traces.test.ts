@@ -179,7 +179,8 @@ describe('worker traces', () => {
 
         const statusWrite = spans.find(
           (span) =>
-            span.name === 'Kubernetes replace NodeCR status' &&
+            span.name === 'Kubernetes replaceClusterCustomObjectStatus' &&
+            attribute(span, 'k8s.resource') === 'nodes' &&
             spans.some(
               (parent) =>
                 parent.spanId === span.parentSpanId &&
