@@ -9,6 +9,7 @@ import { createActivities } from '../activities/index.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { Logger } from '../logger.js';
+import { CloudRecoveryNotifier } from './cloud-recovery.js';
 
 /**
  * Path of the workflow bundle entry, for `workflowsPath` or `bundleWorkflowCode`: the TypeScript source when this
@@ -45,16 +46,31 @@ export interface EniflowWorkerDeps {
   maxConcurrentActivities?: number;
   /** A pre-built bundle (tests build one per file); otherwise see {@link workflowSource}. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Base URL of the Temporal Web UI: events link to the node's workflow. */
+  temporalUiUrl?: string;
+  /** When the cloud recovers, wake the nodes backing off after failures (default on). */
+  wakeNodesOnCloudRecovery?: boolean;
 }
 
 /** Builds the worker: the node workflow plus every activity, wired to the given clients. */
 export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Worker> {
+  const recovery =
+    deps.wakeNodesOnCloudRecovery === false
+      ? undefined
+      : new CloudRecoveryNotifier({
+          connection: deps.connection,
+          namespace: deps.namespace,
+          taskQueue: deps.taskQueue,
+          logger: deps.logger,
+        });
   const activities = createActivities({
     ecs: deps.ecs,
     vSwitches: new VSwitchCache(),
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
+    ...(deps.temporalUiUrl === undefined ? {} : { temporalUiUrl: deps.temporalUiUrl }),
+    ...(recovery === undefined ? {} : { cloudOutcomes: recovery }),
   });
   return Worker.create({
     connection: deps.connection,
