@@ -107,15 +107,15 @@ export function pendingPodNotice(input: { reason: PendingReason; failing: Failin
   if (failure === undefined || input.reason === 'nodeNotReady' || input.reason === 'foreignIp') {
     return { message: `no IP yet: ${PENDING_REASONS[input.reason]} (${workflow})`, series: input.reason };
   }
-  const retry = TRANSIENT_FAILURE_TYPES.includes(failure.type)
-    ? 'retried automatically'
-    : CAPACITY_FAILURE_TYPES.includes(failure.type)
-      ? 'waiting for free capacity'
-      : 'retried on the next passes';
-  return {
-    message: `no IP yet: ${describeFailure(failure)}; ${retry} (${workflow})`,
-    series: `${input.reason}:${failureKey(failure)}`,
-  };
+  const series = `${input.reason}:${failureKey(failure)}`;
+  if (CAPACITY_FAILURE_TYPES.includes(failure.type)) {
+    return {
+      message: `no IP yet: ${PENDING_REASONS[input.reason]}; ${describeFailure(failure)} (${workflow})`,
+      series,
+    };
+  }
+  const retry = TRANSIENT_FAILURE_TYPES.includes(failure.type) ? 'retried automatically' : 'retried on the next passes';
+  return { message: `no IP yet: ${describeFailure(failure)}; ${retry} (${workflow})`, series };
 }
 
 /** The node-level Warning about calls that fail, one series per set of causes. */

@@ -50,6 +50,8 @@ export interface EniflowWorkerDeps {
   temporalUiUrl?: string;
   /** When the cloud recovers, wake the nodes backing off after failures (default on). */
   wakeNodesOnCloudRecovery?: boolean;
+  /** The worker's vSwitch cache, given when something else reads it too (`blocked()` for metrics); else a new one. */
+  vSwitches?: VSwitchCache;
 }
 
 /** Builds the worker: the node workflow plus every activity, wired to the given clients. */
@@ -65,7 +67,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
         });
   const activities = createActivities({
     ecs: deps.ecs,
-    vSwitches: new VSwitchCache(),
+    vSwitches: deps.vSwitches ?? new VSwitchCache(),
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),

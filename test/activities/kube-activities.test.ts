@@ -178,6 +178,34 @@ describe('node conditions, events, finalizer', () => {
     );
   });
 
+  it('records repeats of one series as one Event whose count grows, also on the core Node', async () => {
+    const nodeName = uniqueName('series');
+    const record = (message: string) =>
+      run(() =>
+        activities().recordEvent({
+          nodeName,
+          involved: { kind: 'Node', apiVersion: 'network.alibabacloud.com/v1beta1', name: nodeName },
+          type: 'Warning',
+          reason: 'AllocIPFailed',
+          message,
+          series: 'AttachNetworkInterface/ServiceUnavailable',
+          coreNode: { uid: 'core-uid' },
+        }),
+      );
+    await record('5 attempts');
+    await record('10 attempts');
+    const events = await kube.core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.name=${nodeName}`,
+    });
+    assert.deepEqual(
+      events.items
+        .map((e) => `${e.involvedObject.apiVersion}/${e.involvedObject.uid ?? ''}/${e.message}/${e.count}`)
+        .sort(),
+      ['network.alibabacloud.com/v1beta1//10 attempts/2', 'v1/core-uid/10 attempts/2'],
+    );
+  });
+
   it('removes only its own finalizer', async () => {
     const nodeName = uniqueName('fin');
     await createNodeCr(kube, { name: nodeName, spec: SPEC });

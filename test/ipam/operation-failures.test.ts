@@ -93,6 +93,12 @@ describe('pendingPodNotice', () => {
       pendingPodNotice({ reason: 'vSwitchExhausted', failing: both, workflowId: 'w' }).message,
       /AttachNetworkInterface/,
     );
+    const capacity = failing({ failure: exhausted, attempts: 1, atMs: NOW });
+    assert.equal(
+      pendingPodNotice({ reason: 'vSwitchExhausted', failing: capacity, workflowId: 'w' }).message,
+      "no IP yet: the node's vSwitches have no free IP address (vSwitch exhausted); CreateNetworkInterface failed " +
+        `with InvalidVSwitchId.IpNotEnough: 1 attempt since ${formatRfc3339(NOW)} (workflow w)`,
+    );
     assert.deepEqual(pendingPodNotice({ reason: 'allocating', failing: {}, workflowId: 'w' }), {
       message: 'no IP yet: IP allocation is in progress (workflow w)',
       series: 'allocating',

@@ -9,9 +9,29 @@ import { after, before, describe, it } from 'node:test';
 import type { CoreV1Event } from '@kubernetes/client-node';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
-import { resyncSignal } from '../../src/workflows/messages.js';
+import { resyncSignal, stateQuery } from '../../src/workflows/messages.js';
+import type { NodeIpamSettings } from '../../src/workflows/messages.js';
+import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
+import { CARRIED_STATE_VERSION } from '../../src/workflows/node-reconciler.js';
+import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
 import { DEMO } from '../support/ecs-emulator.js';
-import { allBound, bindingsOf, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
+import {
+  createCoreNode,
+  createNodeCr,
+  createPodOnNode,
+  deleteNodeCr,
+  readNodeCr,
+  readyCondition,
+  uniqueName,
+} from '../support/kube-env.js';
+import {
+  allBound,
+  bindingsOf,
+  demoNodeSpec,
+  openScenarioEnv,
+  TEST_SETTINGS,
+  withScenario,
+} from '../support/node-scenario.js';
 import type { ScenarioEnv } from '../support/node-scenario.js';
 
 let env: ScenarioEnv;
@@ -46,6 +66,42 @@ async function waitForEvent(
   );
 }
 
+/** The production caps: a node that backs off the long way waits up to 5 minutes between passes. */
+const PRODUCTION_BACKOFF: Partial<NodeIpamSettings> = {
+  maxFailureBackoffMs: 5 * 60_000,
+  transientFailureBackoffMs: 10_000,
+};
+
+/**
+ * Starts a node's workflow as if it had already failed ten passes in a row (carried across continue-as-new), as a
+ * node does after minutes of cloud failures: its next backoff is the long cap unless something shortens it.
+ */
+async function startLongFailingNode(input: {
+  nodeName: string;
+  taskQueue: string;
+  settings: Partial<NodeIpamSettings>;
+}): Promise<void> {
+  await env.temporal.client.workflow.start<typeof nodeIpamWorkflow>(NODE_WORKFLOW_TYPE, {
+    workflowId: nodeWorkflowId(input.nodeName),
+    taskQueue: input.taskQueue,
+    args: [
+      {
+        nodeName: input.nodeName,
+        settings: { ...TEST_SETTINGS, ...input.settings },
+        carried: {
+          version: CARRIED_STATE_VERSION,
+          needResync: false,
+          reconcileCount: 10,
+          signalsReceived: 0,
+          failureStreak: 10,
+          lastErrors: [],
+          eventTimes: {},
+        },
+      },
+    ],
+  });
+}
+
 async function coreCondition(nodeName: string, type: string) {
   const node = await env.kube.core.readNode({ name: nodeName });
   return node.status?.conditions?.find((condition) => condition.type === type);
@@ -59,19 +115,17 @@ describe('truthful events and self-recovery', () => {
       {
         name: 'attach-5xx',
         spec: demoNodeSpec({ instance: 'large-h' }),
-        // Production's long cap: only the short cap for transient failures can bring the node back quickly.
-        settings: {
-          maxFailureBackoffMs: 5 * 60_000,
-          transientFailureBackoffMs: 10_000,
-          pendingPodEventAfterMs: 0,
-          eventRepeatMs: 1_000,
-        },
       },
       async (scenario) => {
         const { admin } = scenario.emulator.emulator;
         await admin.addFaults(['AttachNetworkInterface always error ServiceUnavailable 503']);
         await scenario.createPods(pods);
-        await scenario.signal();
+        // Production's long cap: only the short cap for transient failures brings the node back quickly.
+        await startLongFailingNode({
+          nodeName: scenario.nodeName,
+          taskQueue: scenario.taskQueue,
+          settings: { ...PRODUCTION_BACKOFF, pendingPodEventAfterMs: 0, eventRepeatMs: 1_000 },
+        });
 
         const podA = { namespace: scenario.namespace, name: 'a', reason: 'IPAllocationPending' };
         const first = await waitForEvent(
@@ -149,6 +203,53 @@ describe('truthful events and self-recovery', () => {
       await scenario.workflow.signal(resyncSignal);
       await scenario.waitForCr('the pod bound after the resync', allBound(scenario, ['a']), 30_000);
       assert.equal((await scenario.state()).blockedVSwitches, undefined);
+    });
+  });
+
+  it('when the cloud recovers for one node, another node backing off the long way is woken (no signal)', async () => {
+    await withScenario(env, { name: 'wake-a', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      const { admin } = scenario.emulator.emulator;
+      await admin.addFaults(['AttachNetworkInterface always error ServiceUnavailable 503']);
+      // Node B shares the worker (and so the region's view of the cloud) and backs off up to 5 minutes.
+      const nodeB = uniqueName('wake-b');
+      await createCoreNode(env.kube, { name: nodeB, conditions: [readyCondition()] });
+      await createNodeCr(env.kube, { name: nodeB, spec: demoNodeSpec({ instance: 'erdma-i' }) });
+      const handleB = env.temporal.client.workflow.getHandle(nodeWorkflowId(nodeB));
+      try {
+        await createPodOnNode(env.kube, { namespace: scenario.namespace, name: 'b-0', nodeName: nodeB });
+        await startLongFailingNode({
+          nodeName: nodeB,
+          taskQueue: scenario.taskQueue,
+          settings: { maxFailureBackoffMs: 5 * 60_000, transientFailureBackoffMs: 5 * 60_000 },
+        });
+        await pollUntil(
+          async () => {
+            const state = await handleB.query(stateQuery);
+            return state.ipamState === 'Error' && (state.failingOperations?.length ?? 0) > 0 ? true : undefined;
+          },
+          { description: 'node B failed a pass and backs off', timeoutMs: 90_000 },
+        );
+        await scenario.createPods(['a-0']);
+        await startLongFailingNode({
+          nodeName: scenario.nodeName,
+          taskQueue: scenario.taskQueue,
+          settings: { maxFailureBackoffMs: 5 * 60_000, transientFailureBackoffMs: 1_000 },
+        });
+        await admin.clearFaults();
+        await scenario.waitForCr('node A served', allBound(scenario, ['a-0']), 60_000);
+        // Node B's own timer is minutes away: only the worker's notice that attach works again wakes it.
+        await pollUntil(
+          async () => {
+            const bound = bindingsOf(await readNodeCr(env.kube, nodeB)).has(`${scenario.namespace}/b-0`);
+            return bound ? true : undefined;
+          },
+          { description: 'node B served after the cloud recovered', timeoutMs: 45_000 },
+        );
+      } finally {
+        await handleB.terminate('test finished').catch(() => undefined);
+        await deleteNodeCr(env.kube, nodeB);
+        await env.kube.core.deleteNode({ name: nodeB }).catch(() => undefined);
+      }
     });
   });
 });
