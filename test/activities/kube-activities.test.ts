@@ -48,7 +48,9 @@ before(async () => {
   namespace = await createTestNamespace(kube, 'kube-activities');
 });
 
-function activities(extra: { beforeStatusReplace?: (attempt: number) => Promise<void> } = {}): KubeActivities {
+function activities(
+  extra: { beforeStatusReplace?: (attempt: number) => Promise<void>; temporalUiUrl?: string } = {},
+): KubeActivities {
   return createKubeActivities({ kubeConfig: kube.kubeConfig, logger, ...extra });
 }
 
@@ -203,6 +205,31 @@ describe('node conditions, events, finalizer', () => {
         .map((e) => `${e.involvedObject.apiVersion}/${e.involvedObject.uid ?? ''}/${e.message}/${e.count}`)
         .sort(),
       ['network.alibabacloud.com/v1beta1//10 attempts/2', 'v1/core-uid/10 attempts/2'],
+    );
+  });
+
+  it('links the event to the Web UI page of the workflow when a UI URL is configured', async () => {
+    const nodeName = uniqueName('link');
+    await new MockActivityEnvironment({
+      activityType: 'recordEvent',
+      namespace: 'prod',
+      workflowExecution: { workflowId: `eniflow-node/${nodeName}`, runId: 'r' },
+    }).run(() =>
+      activities({ temporalUiUrl: 'https://temporal.example.com/' }).recordEvent({
+        nodeName,
+        involved: { kind: 'Node', apiVersion: 'network.alibabacloud.com/v1beta1', name: nodeName },
+        type: 'Warning',
+        reason: 'AllocIPFailed',
+        message: 'boom',
+      }),
+    );
+    const events = await kube.core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.name=${nodeName}`,
+    });
+    assert.deepEqual(
+      events.items.map((e) => e.message),
+      [`boom https://temporal.example.com/namespaces/prod/workflows/eniflow-node%2F${nodeName}`],
     );
   });
 
