@@ -940,7 +940,8 @@ export class NodeReconciler {
       await this.event({
         type: 'Warning',
         reason: 'IPAllocationPending',
-        // The message stays the same while the reason does, so the event is not repeated on every pass.
+        // Repeats are held back while the reason stays (before the patch: the message; under it: the series, so
+        // a message counting attempts updates one Event instead of adding one per pass).
         message: notice?.message ?? `no IP yet: ${PENDING_REASONS[reason]}`,
         ...(notice === undefined ? {} : { series: notice.series }),
         pod: { namespace, name, ...(pod.request.podUid === '' ? {} : { uid: pod.request.podUid }) },
