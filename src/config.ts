@@ -70,6 +70,8 @@ export interface WorkerConfig {
   /** `host:port` for the Prometheus endpoint of the worker; absent → no endpoint. */
   metricsAddress?: string;
   maxConcurrentActivities: number;
+  /** Base URL of the Temporal Web UI; events then link to the node's workflow. */
+  temporalUiUrl?: string;
 }
 
 /** The environment variables the worker reads, with their meaning (the README table is generated from this). */
@@ -86,6 +88,7 @@ export const WORKER_ENV = {
   LOG_LEVEL: 'pino level (default `info`)',
   METRICS_ADDRESS: 'serve Prometheus metrics on this `host:port` (default off)',
   MAX_CONCURRENT_ACTIVITIES: 'activities one worker runs at once (default 100)',
+  TEMPORAL_UI_URL: "Temporal Web UI base URL, e.g. `https://temporal.example.com`; events link to the node's workflow",
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -157,6 +160,8 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
   if (env['METRICS_ADDRESS'] !== undefined && env['METRICS_ADDRESS'] !== '')
     config.metricsAddress = env['METRICS_ADDRESS'];
+  if (env['TEMPORAL_UI_URL'] !== undefined && env['TEMPORAL_UI_URL'] !== '')
+    config.temporalUiUrl = env['TEMPORAL_UI_URL'];
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

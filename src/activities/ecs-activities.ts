@@ -19,6 +19,17 @@ export interface EcsActivityDeps {
   logger: Logger;
   /** How often `waitEniStatus` polls; Terway starts at 3–5 s, tests use less. */
   eniPollIntervalMs?: number;
+  /** Told, by activity type, of every classified cloud failure and of every success (`CloudRecoveryNotifier`). */
+  cloudOutcomes?: { failed(activityType: string, failure: EcsFailure): void; succeeded(activityType: string): void };
+}
+
+/** The attempt of the running activity (1 outside one), so the workflow can say how many calls failed. */
+function currentAttempt(): number {
+  try {
+    return activityInfo().attempt;
+  } catch {
+    return 1;
+  }
 }
 
 /** The Temporal failure for a classified ECS error: its type, retryability, the server's retry hint, and details. */
@@ -27,7 +38,7 @@ export function ecsApplicationFailure(failure: EcsFailure): ApplicationFailure {
     type: failure.type,
     message: `${failure.operation}: ${failure.code}${failure.requestId === undefined ? '' : ` (RequestId ${failure.requestId})`}`,
     nonRetryable: !failure.retryable,
-    details: [failure],
+    details: [{ ...failure, attempt: currentAttempt() }],
     ...(failure.retryAfterMs === undefined ? {} : { nextRetryDelay: failure.retryAfterMs }),
   });
 }
@@ -48,7 +59,9 @@ export function createEcsActivities(deps: EcsActivityDeps) {
     options: { accept?: readonly string[]; onFailure?: (failure: EcsFailure) => void } = {},
   ): Promise<T | undefined> {
     try {
-      return await call();
+      const result = await call();
+      deps.cloudOutcomes?.succeeded(activityInfo().activityType);
+      return result;
     } catch (error) {
       const failure = failureOf(error);
       if (failure === undefined) throw error;
@@ -56,6 +69,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         log.info({ errorCode: failure.code, requestId: failure.requestId }, 'Treated as already done');
         return undefined;
       }
+      deps.cloudOutcomes?.failed(activityInfo().activityType, failure);
       options.onFailure?.(failure);
       const applicationFailure = ecsApplicationFailure(failure);
       // A failure the server will retry is routine; the one that ends the activity reaches the workflow, whose
@@ -102,6 +116,8 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         },
       );
       if (result === undefined) throw ApplicationFailure.nonRetryable('create returned nothing', 'EcsUnknown');
+      // The cloud just gave addresses from this vSwitch: whatever blocked it is out of date.
+      deps.vSwitches.unblock(input.vSwitchId);
       log.info({ eniId: result.eni.eniId, requestId: result.requestId }, 'Created ENI');
       return result;
     },
@@ -111,9 +127,11 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const log = logFor({ eniId: input.eniId, instanceId: input.instanceId });
       try {
         const result = await deps.ecs.attachEni(input);
+        deps.cloudOutcomes?.succeeded('attachEni');
         log.info({ requestId: result.requestId }, 'Attach requested');
       } catch (error) {
         const failure = failureOf(error);
+        if (failure !== undefined) deps.cloudOutcomes?.failed('attachEni', failure);
         if (failure?.type === 'EcsInvalidState') {
           const [eni] = await deps.ecs.describeEnis({ eniIds: [input.eniId] });
           if (eni !== undefined && (eni.status === 'Attaching' || eni.status === 'InUse')) return;
@@ -226,6 +244,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         },
       });
       const ips = result?.ips ?? [];
+      if (ips.length > 0 && input.vSwitchId !== undefined) deps.vSwitches.unblock(input.vSwitchId);
       log.info({ requestId: result?.requestId, count: ips.length }, 'Assigned IPv4 addresses');
       return { ips };
     },
@@ -240,6 +259,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         },
       });
       const ips = result?.ips ?? [];
+      if (ips.length > 0 && input.vSwitchId !== undefined) deps.vSwitches.unblock(input.vSwitchId);
       log.info({ requestId: result?.requestId, count: ips.length }, 'Assigned IPv6 addresses');
       return { ips };
     },
@@ -264,9 +284,16 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       log.info({ count: input.ips.length }, 'Unassigned IPv6 addresses');
     },
 
-    /** The node's candidate vSwitches, through the worker's cache; blocked ones report 0 free addresses. */
-    async describeVSwitches(input: { vSwitchIds: string[] }): Promise<Record<string, VSwitchInfo>> {
+    /**
+     * The node's candidate vSwitches, through the worker's cache; blocked ones report 0 free addresses and how long
+     * the block lasts. `refresh` (a node's resync) asks the cloud again, lifting blocks the cloud no longer backs.
+     */
+    async describeVSwitches(input: { vSwitchIds: string[]; refresh?: boolean }): Promise<Record<string, VSwitchInfo>> {
       const log = logFor({});
+      if (input.refresh === true) {
+        const lifted = deps.vSwitches.refresh(input.vSwitchIds);
+        if (lifted.length > 0) log.info({ vSwitchIds: lifted }, 'Resync: vSwitch blocks lifted, asking the cloud');
+      }
       const found: Record<string, VSwitchInfo> = {};
       for (const vSwitchId of [...new Set(input.vSwitchIds)].sort()) {
         const info = await run(log, () => deps.vSwitches.get(vSwitchId, () => deps.ecs.describeVSwitch({ vSwitchId })));

@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
-import { cancellationSignal } from '@temporalio/activity';
+import { activityInfo, cancellationSignal } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type {
   ConfigurationOptions,
+  CoreV1Event,
   KubeConfig,
   V1Container,
   V1Node,
@@ -55,6 +56,17 @@ export interface KubeActivityDeps {
   requestTimeoutMs?: number;
   /** One span per Kubernetes request when tracing is on. */
   tracer?: CallTracer;
+  /** Base URL of the Temporal Web UI (`TEMPORAL_UI_URL`): events then link to the workflow that wrote them. */
+  temporalUiUrl?: string;
+}
+
+/** The Web UI page of the workflow running this activity, when a UI URL is configured. */
+export function workflowUiLink(uiUrl: string | undefined): string | undefined {
+  if (uiUrl === undefined || uiUrl === '') return undefined;
+  const info = activityInfo();
+  const workflowId = info.workflowExecution?.workflowId;
+  if (workflowId === undefined) return undefined;
+  return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(info.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
 /** What the workflow reads about its node at the start of each pass: plain JSON, small. */
@@ -83,6 +95,8 @@ export interface NodeSnapshot {
     sufficientIp?: NodeConditionSnapshot;
     /** eniflow's own `IPAMConfigValid` condition, as the Node shows it. */
     ipamConfigValid?: NodeConditionSnapshot;
+    /** eniflow's own `ENIOperationsFailing` condition, as the Node shows it. */
+    eniOperationsFailing?: NodeConditionSnapshot;
   };
 }
 
@@ -156,6 +170,8 @@ function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
   if (sufficient !== undefined) snapshot.sufficientIp = conditionSnapshot(sufficient);
   const configValid = conditions.find((condition) => condition.type === 'IPAMConfigValid');
   if (configValid !== undefined) snapshot.ipamConfigValid = conditionSnapshot(configValid);
+  const operations = conditions.find((condition) => condition.type === 'ENIOperationsFailing');
+  if (operations !== undefined) snapshot.eniOperationsFailing = conditionSnapshot(operations);
   return snapshot;
 }
 
@@ -260,6 +276,85 @@ export function createKubeActivities(deps: KubeActivityDeps) {
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw kubeFailure(error, `get Node CR ${name}`);
+    }
+  }
+
+  async function recordOneEvent(input: {
+    involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
+    type: 'Normal' | 'Warning';
+    reason: string;
+    message: string;
+    series?: string;
+  }): Promise<void> {
+    const namespace = input.involved.namespace ?? 'default';
+    const now = new Date();
+    const seriesName =
+      input.series === undefined
+        ? undefined
+        : `${input.involved.name}.${createHash('sha256')
+            .update(
+              [
+                input.involved.apiVersion,
+                input.involved.kind,
+                namespace,
+                input.involved.name,
+                input.involved.uid ?? '',
+                input.reason,
+                input.series,
+              ].join('\n'),
+            )
+            .digest('hex')
+            .slice(0, 16)}`;
+    const body = {
+      metadata: { name: seriesName ?? `${input.involved.name}.${randomBytes(8).toString('hex')}`, namespace },
+      involvedObject: {
+        kind: input.involved.kind,
+        apiVersion: input.involved.apiVersion,
+        name: input.involved.name,
+        ...(input.involved.namespace === undefined ? {} : { namespace: input.involved.namespace }),
+        ...(input.involved.uid === undefined ? {} : { uid: input.involved.uid }),
+      },
+      type: input.type,
+      reason: input.reason,
+      message: input.message,
+      source: { component },
+      reportingComponent: component,
+      reportingInstance: component,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    // A repeat of a series: at most a few tries, since a concurrent update (another attempt) bumps the version.
+    for (let attempt = 0; ; attempt += 1) {
+      if (seriesName !== undefined) {
+        let existing: CoreV1Event | undefined;
+        try {
+          existing = await core.readNamespacedEvent({ name: seriesName, namespace }, call());
+        } catch (error) {
+          if (statusOf(error) !== 404) throw kubeFailure(error, `read event ${input.reason}`);
+        }
+        if (existing !== undefined) {
+          try {
+            existing.type = input.type;
+            existing.message = input.message;
+            existing.count = (existing.count ?? 1) + 1;
+            existing.lastTimestamp = now;
+            await core.replaceNamespacedEvent({ name: seriesName, namespace, body: existing }, call());
+            return;
+          } catch (error) {
+            if ((statusOf(error) === 409 || statusOf(error) === 404) && attempt < 3) continue;
+            throw kubeFailure(error, `update event ${input.reason}`);
+          }
+        }
+      }
+      try {
+        await core.createNamespacedEvent({ namespace, body }, call());
+        return;
+      } catch (error) {
+        // Created meanwhile under the series name: count this one on it.
+        if (statusOf(error) === 409 && seriesName !== undefined && attempt < 3) continue;
+        throw kubeFailure(error, `record event ${input.reason}`);
+      }
     }
   }
 
@@ -402,44 +497,34 @@ export function createKubeActivities(deps: KubeActivityDeps) {
       }
     },
 
-    /** Records a Kubernetes Event on the Node CR, a core Node or a Pod. */
+    /**
+     * Records a Kubernetes Event on the Node CR, a core Node or a Pod (and, with `coreNode`, the same one on the core
+     * Node too, where `kubectl describe node` shows it). With a `series` key, the Event is named after the object,
+     * reason and key, so a repeat of one cause updates that Event (count, message, lastTimestamp) instead of adding
+     * another; without one, each call is a new Event.
+     */
     async recordEvent(input: {
       nodeName: string;
       involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
       type: 'Normal' | 'Warning';
       reason: string;
       message: string;
+      series?: string;
+      coreNode?: { uid?: string };
     }): Promise<void> {
-      const namespace = input.involved.namespace ?? 'default';
-      const now = new Date();
-      try {
-        await core.createNamespacedEvent(
-          {
-            namespace,
-            body: {
-              metadata: { name: `${input.involved.name}.${randomBytes(8).toString('hex')}`, namespace },
-              involvedObject: {
-                kind: input.involved.kind,
-                apiVersion: input.involved.apiVersion,
-                name: input.involved.name,
-                ...(input.involved.namespace === undefined ? {} : { namespace: input.involved.namespace }),
-                ...(input.involved.uid === undefined ? {} : { uid: input.involved.uid }),
-              },
-              type: input.type,
-              reason: input.reason,
-              message: input.message.slice(0, 1024),
-              source: { component },
-              reportingComponent: component,
-              reportingInstance: component,
-              firstTimestamp: now,
-              lastTimestamp: now,
-              count: 1,
-            },
-          },
-          call(),
-        );
-      } catch (error) {
-        throw kubeFailure(error, `record event ${input.reason}`);
+      const link = workflowUiLink(deps.temporalUiUrl);
+      const message = `${input.message}${link === undefined ? '' : ` ${link}`}`.slice(0, 1024);
+      const targets = [input.involved];
+      if (input.coreNode !== undefined) {
+        targets.push({
+          kind: 'Node',
+          apiVersion: 'v1',
+          name: input.nodeName,
+          ...(input.coreNode.uid === undefined ? {} : { uid: input.coreNode.uid }),
+        });
+      }
+      for (const involved of targets) {
+        await recordOneEvent({ ...input, involved, message });
       }
     },
 

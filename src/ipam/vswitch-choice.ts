@@ -8,6 +8,8 @@ export interface VSwitchInfo {
   availableIpCount: number;
   ipv4Cidr?: string;
   ipv6Cidr?: string;
+  /** Set while the worker holds the vSwitch blocked after `InvalidVSwitchId.IpNotEnough`: how long still (ms). */
+  blockedForMs?: number;
 }
 
 export type VSwitchChoice =

@@ -11,6 +11,7 @@ import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { Logger } from '../logger.js';
 import { activityLogInterceptors } from './sdk-logging.js';
 import type { WorkerTracing } from './tracing.js';
+import { CloudRecoveryNotifier } from './cloud-recovery.js';
 
 /**
  * Path of the workflow bundle entry, for `workflowsPath` or `bundleWorkflowCode`: the TypeScript source when this
@@ -49,17 +50,34 @@ export interface EniflowWorkerDeps {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Spans for activities and their Kubernetes calls (ECS calls get theirs from the `ecs` client's own tracer). */
   tracing?: Pick<WorkerTracing, 'callTracer' | 'activityInterceptors'>;
+  /** Base URL of the Temporal Web UI: events link to the node's workflow. */
+  temporalUiUrl?: string;
+  /** When the cloud recovers, wake the nodes backing off after failures (default on). */
+  wakeNodesOnCloudRecovery?: boolean;
+  /** The worker's vSwitch cache, given when something else reads it too (`blocked()` for metrics); else a new one. */
+  vSwitches?: VSwitchCache;
 }
 
 /** Builds the worker: the node workflow plus every activity, wired to the given clients. */
 export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Worker> {
+  const recovery =
+    deps.wakeNodesOnCloudRecovery === false
+      ? undefined
+      : new CloudRecoveryNotifier({
+          connection: deps.connection,
+          namespace: deps.namespace,
+          taskQueue: deps.taskQueue,
+          logger: deps.logger,
+        });
   const activities = createActivities({
     ecs: deps.ecs,
-    vSwitches: new VSwitchCache(),
+    vSwitches: deps.vSwitches ?? new VSwitchCache(),
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
     ...(deps.tracing === undefined ? {} : { tracer: deps.tracing.callTracer }),
+    ...(deps.temporalUiUrl === undefined ? {} : { temporalUiUrl: deps.temporalUiUrl }),
+    ...(recovery === undefined ? {} : { cloudOutcomes: recovery }),
   });
   return Worker.create({
     connection: deps.connection,

@@ -80,6 +80,7 @@ export async function startWorker(input: {
     logger,
     eniPollIntervalMs: config.ecs.eniPollIntervalMs,
     maxConcurrentActivities: config.maxConcurrentActivities,
+    ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),
     ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
     ...(tracing === undefined ? {} : { tracing }),
   });

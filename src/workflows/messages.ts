@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
-import type { EniAllocation, GcAction, UnlistedEniReport } from '../ipam/index.js';
+import type { EniAllocation, FailingOperation, GcAction, UnlistedEniReport } from '../ipam/index.js';
 
 /** Why the watcher woke a node's workflow; pod churn is summarised, never the pod objects themselves. */
 export interface ReconcileReason {
@@ -70,6 +70,10 @@ export interface NodeWorkflowState {
   podsAwaitingCniDelete?: number;
   /** Creates whose outcome is unknown, to be re-issued with their ClientToken by the next pass. */
   pendingCreates?: number;
+  /** Cloud calls failing over consecutive passes: call, code, attempts, since when (epoch ms). */
+  failingOperations?: FailingOperation[];
+  /** vSwitches the worker holds as exhausted, and for how long still (ms), unless a resync lifts the block. */
+  blockedVSwitches?: { vSwitchId: string; blockedForMs: number }[];
 }
 
 export const IPAM_STATES = [
@@ -114,6 +118,11 @@ export interface NodeIpamSettings {
   idleWakeMs: number;
   /** After a failed pass the next one waits 1 s, doubling per failure up to this. */
   maxFailureBackoffMs: number;
+  /**
+   * The cap instead, when every failure of the pass may fix itself (5xx, throttling): a node is served again soon
+   * after the cloud recovers. Applies under the truthful-events patch.
+   */
+  transientFailureBackoffMs?: number;
   /** Continue-as-new after this many passes (or earlier when the server suggests it). */
   maxPassesPerRun: number;
   /** The same Warning event is recorded at most this often. */
@@ -130,6 +139,7 @@ export const DEFAULT_NODE_SETTINGS: NodeIpamSettings = {
   openApiSyncPeriodMs: 12 * 3_600_000,
   idleWakeMs: 6 * 3_600_000,
   maxFailureBackoffMs: 5 * 60_000,
+  transientFailureBackoffMs: 10_000,
   maxPassesPerRun: 500,
   eventRepeatMs: 60_000,
   pendingPodEventAfterMs: 30_000,

@@ -6,6 +6,7 @@ import {
   patched,
   proxyActivities,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 
 import {
@@ -15,13 +16,19 @@ import {
   ENIFLOW_NODE_TAG,
   eniConditionsAfterAllocation,
   eniKindOf,
+  eniOperationsCondition,
   explainPendingPod,
+  failureBackoffMs,
   forgetEni,
   forgetIps,
   formatRfc3339,
+  isCloudFailureType,
   mergeOpenApiEnis,
+  noteOperationFailure,
+  operationFailureNotice,
   parseRfc3339,
   PENDING_REASONS,
+  pendingPodNotice,
   planEniAllocations,
   planGc,
   planPoolRelease,
@@ -32,6 +39,7 @@ import {
   recordEniForDeletion,
   releaseIpsOfGonePods,
   resolveUnlistedEnis,
+  settleOperationFailures,
   sortedKeys,
   sufficientIpCondition,
   unschedulableEniIds,
@@ -40,6 +48,7 @@ import type {
   EniAllocation,
   EniAllocationError,
   EniAllocationPlan,
+  FailingOperations,
   GcAction,
   NetworkInterface,
   NetworkInterfaces,
@@ -85,6 +94,12 @@ const DATA_PLANE_SAFETY_PATCH = 'data-plane-safety';
 const SYNC_TIME_FROM_CR_PATCH = 'sync-time-from-cr';
 /** Create intents outlive a pass (before it, a create lost on every attempt was re-planned under a new token). */
 const CREATE_INTENT_PATCH = 'create-intent';
+/**
+ * Events name the failing call and repeat as one series, the core Node gets `ENIOperationsFailing` and `Recovered`,
+ * transient failures back off briefly, and a resync re-reads blocked vSwitches (docs/decisions.md, "Truthful
+ * events"). Before it, events were deduplicated by message and every failure backed off up to the long cap.
+ */
+const TRUTHFUL_EVENTS_PATCH = 'truthful-events';
 
 /**
  * Version of {@link CarriedState}. Bump it when a field changes meaning or becomes required, and teach
@@ -118,6 +133,8 @@ export interface CarriedState {
    * create is found and used (or released), never abandoned while another is created under a new token.
    */
   pendingCreates?: PendingCreate[];
+  /** Cloud calls failing over consecutive passes, by call and code: what events and conditions report. */
+  failingOperations?: FailingOperations;
 }
 
 /** A create intent: what was asked and under which ClientToken. */
@@ -139,15 +156,26 @@ interface StepFailure {
   message: string;
   code?: string;
   requestId?: string;
+  /** The cloud call that failed (ECS action), when the activity said. */
+  call?: string;
+  /** How many attempts the activity made before giving up. */
+  attempts?: number;
 }
 
 function stepFailure(error: unknown): StepFailure {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
-    const details = (cause.details?.[0] ?? {}) as { code?: unknown; requestId?: unknown };
+    const details = (cause.details?.[0] ?? {}) as {
+      code?: unknown;
+      requestId?: unknown;
+      operation?: unknown;
+      attempt?: unknown;
+    };
     const failure: StepFailure = { type: cause.type ?? 'Unknown', message: cause.message };
     if (typeof details.code === 'string') failure.code = details.code;
     if (typeof details.requestId === 'string') failure.requestId = details.requestId;
+    if (typeof details.operation === 'string') failure.call = details.operation;
+    if (typeof details.attempt === 'number') failure.attempts = details.attempt;
     return failure;
   }
   return { type: 'Unknown', message: cause instanceof Error ? cause.message : String(cause) };
@@ -242,6 +270,17 @@ export class NodeReconciler {
   private passFailureTypes: string[] = [];
   /** Errors recorded during the current pass, for its log line. */
   private passErrors: Omit<RecordedError, 'atMs'>[] = [];
+  /** Whether this pass runs under {@link TRUTHFUL_EVENTS_PATCH}. */
+  private truthful = false;
+  private passStartMs = 0;
+  /** Set when the pass called the cloud, so what it saw says whether calls fail or succeed now. */
+  private reachedCloud = false;
+  /** Whether cloud calls were failing when this pass started. */
+  private callsFailedBefore = false;
+  /** The core Node as the pass read it: events go there too, and its `ENIOperationsFailing` is compared. */
+  private coreNode: NodeSnapshot['coreNode'];
+  private crUid: string | undefined;
+  private blockedVSwitches: NonNullable<NodeWorkflowState['blockedVSwitches']> = [];
 
   constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
@@ -278,6 +317,17 @@ export class NodeReconciler {
   /** Epoch ms at which the next pass is due without any signal. */
   nextWakeMs(): number {
     const last = this.lastPassMs ?? 0;
+    if (this.state.failureStreak > 0 && this.truthful) {
+      return (
+        last +
+        failureBackoffMs({
+          streak: this.state.failureStreak,
+          maxMs: this.settings.maxFailureBackoffMs,
+          transientMaxMs: this.settings.transientFailureBackoffMs ?? DEFAULT_NODE_SETTINGS.transientFailureBackoffMs,
+          lastFailureTypes: this.passFailureTypes,
+        })
+      );
+    }
     if (this.state.failureStreak > 0) {
       return last + Math.min(this.settings.maxFailureBackoffMs, 1_000 * 2 ** (this.state.failureStreak - 1));
     }
@@ -323,13 +373,29 @@ export class NodeReconciler {
     if (this.unschedulableEnis.length > 0) view.unschedulableEnis = [...this.unschedulableEnis];
     if (this.awaitingCniDelete > 0) view.podsAwaitingCniDelete = this.awaitingCniDelete;
     if ((this.state.pendingCreates?.length ?? 0) > 0) view.pendingCreates = this.state.pendingCreates?.length ?? 0;
+    const failing = Object.values(this.state.failingOperations ?? {});
+    if (failing.length > 0) view.failingOperations = failing.map((failure) => ({ ...failure }));
+    if (this.blockedVSwitches.length > 0) view.blockedVSwitches = this.blockedVSwitches.map((block) => ({ ...block }));
     return view;
   }
 
-  private recordError(error: Omit<RecordedError, 'atMs'>): void {
+  private recordError(input: Omit<RecordedError, 'atMs'> & { call?: string; attempts?: number }): void {
+    const { call, attempts, ...error } = input;
     this.passFailureTypes.push(error.type);
     this.passErrors.push(error);
     this.state.lastErrors = [...this.state.lastErrors, { atMs: Date.now(), ...error }].slice(-MAX_RECORDED_ERRORS);
+    if (this.truthful && isCloudFailureType(error.type)) {
+      this.state.failingOperations = noteOperationFailure({
+        current: this.state.failingOperations ?? {},
+        failure: {
+          operation: call ?? error.operation,
+          code: error.code ?? error.type,
+          type: error.type,
+          attempts: attempts ?? 1,
+        },
+        nowMs: Date.now(),
+      });
+    }
   }
 
   private async track<T>(operation: Omit<PendingOperation, 'startedAtMs'>, run: () => Promise<T>): Promise<T> {
@@ -344,7 +410,8 @@ export class NodeReconciler {
 
   /**
    * Records a Warning/Normal event on the Node CR (or on a pod), at most once per `eventRepeatMs` for the same
-   * object, reason and message.
+   * object, reason and message. With a `series` key (under the truthful-events patch) the message may change:
+   * repeats of one series are one Event whose count grows, and node events also go on the core Node.
    */
   private async event(input: {
     type: 'Normal' | 'Warning';
@@ -352,8 +419,10 @@ export class NodeReconciler {
     message: string;
     uid?: string;
     pod?: { namespace: string; name: string; uid?: string };
+    series?: string;
   }) {
-    const key = `${input.pod === undefined ? '' : `${input.pod.namespace}/${input.pod.name}:`}${input.reason}:${input.message}`;
+    const series = this.truthful ? (input.series ?? input.message) : undefined;
+    const key = `${input.pod === undefined ? '' : `${input.pod.namespace}/${input.pod.name}:`}${input.reason}:${series ?? input.message}`;
     const now = Date.now();
     const last = this.state.eventTimes[key];
     if (last !== undefined && now - last < this.settings.eventRepeatMs) return;
@@ -385,6 +454,10 @@ export class NodeReconciler {
         type: input.type,
         reason: input.reason,
         message: input.message,
+        ...(series === undefined ? {} : { series }),
+        ...(series === undefined || input.pod !== undefined || this.coreNode === undefined
+          ? {}
+          : { coreNode: this.coreNode.uid === '' ? {} : { uid: this.coreNode.uid } }),
       });
     } catch (error) {
       this.recordError({ operation: 'recordEvent', ...stepFailure(error) });
@@ -398,6 +471,11 @@ export class NodeReconciler {
     this.passFailureTypes = [];
     this.passErrors = [];
     this.hasPendingWork = false;
+    this.truthful = patched(TRUTHFUL_EVENTS_PATCH);
+    this.passStartMs = Date.now();
+    this.reachedCloud = false;
+    this.callsFailedBefore =
+      operationFailureNotice({ failing: this.state.failingOperations ?? {}, workflowId: '' }) !== undefined;
     // GC requests that arrive while this pass runs are answered by the next pass, not with this one's result.
     const gcSeq = this.gcRequestSeq;
     if (this.gcRequested) this.lastGcResult = { releasedIps: [], removedEnis: [], failed: [] };
@@ -407,7 +485,9 @@ export class NodeReconciler {
     } catch (error) {
       failed = true;
       this.ipamState = 'Error';
-      this.recordError({ operation: 'reconcile', ...stepFailure(error) });
+      const failure = stepFailure(error);
+      if (isCloudFailureType(failure.type)) this.reachedCloud = true;
+      this.recordError({ operation: 'reconcile', ...failure });
     } finally {
       this.state.failureStreak = failed ? this.state.failureStreak + 1 : 0;
       this.lastPassMs = Date.now();
@@ -416,6 +496,49 @@ export class NodeReconciler {
       this.gcRequested = this.gcRequestSeq > gcSeq;
       if (this.gcRequested) this.dirty = true;
       if (failed) this.logFailedPass();
+    }
+    if (this.truthful) await this.reportOperationHealth();
+  }
+
+  /**
+   * After a pass that called the cloud: causes that did not fail again are over; the core Node's
+   * `ENIOperationsFailing` follows, and the pass that ends a run of failures says `Recovered`.
+   */
+  private async reportOperationHealth(): Promise<void> {
+    if (!this.reachedCloud || this.finished) return;
+    const failing = settleOperationFailures({
+      current: this.state.failingOperations ?? {},
+      passStartMs: this.passStartMs,
+    });
+    if (Object.keys(failing).length === 0) delete this.state.failingOperations;
+    else this.state.failingOperations = failing;
+    const workflowId = workflowInfo().workflowId;
+    const callsFail = operationFailureNotice({ failing, workflowId }) !== undefined;
+    const shownFailing = this.coreNode?.eniOperationsFailing?.status === 'True';
+    if (this.coreNode !== undefined) {
+      const condition = eniOperationsCondition({
+        failing,
+        existing: this.coreNode.eniOperationsFailing,
+        workflowId,
+        nowMs: Date.now(),
+      });
+      if (condition !== undefined) {
+        try {
+          await kubeNotice.patchNodeCondition({ nodeName: this.nodeName, condition });
+          this.coreNode = { ...this.coreNode, eniOperationsFailing: condition };
+        } catch (error) {
+          this.recordError({ operation: 'patchNodeCondition', ...stepFailure(error) });
+        }
+      }
+    }
+    if (!callsFail && (this.callsFailedBefore || shownFailing)) {
+      await this.event({
+        type: 'Normal',
+        reason: 'Recovered',
+        message: `ENI and IP operations succeed again; ${this.podCounts.withIp} of ${this.podCounts.total} pods hold their IPs (workflow ${workflowId})`,
+        series: 'Recovered',
+        ...(this.crUid === undefined || this.crUid === '' ? {} : { uid: this.crUid }),
+      });
     }
   }
 
@@ -451,6 +574,8 @@ export class NodeReconciler {
   private async reconcile(): Promise<boolean> {
     const snapshot = await kubeRead.readNodeSnapshot({ nodeName: this.nodeName });
     this.skipReason = undefined;
+    this.coreNode = snapshot.coreNode;
+    this.crUid = snapshot.cr?.uid;
     const cr = snapshot.cr;
     if (cr === undefined) {
       this.finished = true;
@@ -589,7 +714,13 @@ export class NodeReconciler {
     const vSwitchIds = [
       ...new Set([...(spec.eni.vSwitchOptions ?? []), ...sortedKeys(enis).flatMap((id) => enis[id]?.vSwitchID ?? [])]),
     ].sort();
-    const vSwitches = await ecsRead.describeVSwitches({ vSwitchIds });
+    // A resync also asks the cloud about the vSwitches, lifting blocks it no longer backs.
+    const refresh = this.truthful && this.state.needResync;
+    const vSwitches = await ecsRead.describeVSwitches({ vSwitchIds, ...(refresh ? { refresh: true } : {}) });
+    if (this.truthful) {
+      this.reachedCloud = true;
+      await this.reportBlockedVSwitches({ vSwitches, uid: input.uid });
+    }
 
     const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
     const times = this.syncTimes(node.status);
@@ -681,10 +812,20 @@ export class NodeReconciler {
       planGc({ enis }).length > 0 ||
       shrink.enisToDelete.length + shrink.ipsToRelease.length > 0;
     if (outcome.errors.length > 0) {
+      const notice = this.truthful
+        ? operationFailureNotice({
+            failing: settleOperationFailures({
+              current: this.state.failingOperations ?? {},
+              passStartMs: this.passStartMs,
+            }),
+            workflowId: workflowInfo().workflowId,
+          })
+        : undefined;
       await this.event({
         type: 'Warning',
         reason: 'AllocIPFailed',
-        message: outcome.errors.join('; '),
+        message: notice?.message ?? outcome.errors.join('; '),
+        series: notice?.series ?? 'capacity',
         uid: input.uid,
       });
     }
@@ -737,6 +878,25 @@ export class NodeReconciler {
       });
     }
     return resolved.enis;
+  }
+
+  /** Shows the vSwitches the worker holds as exhausted: in the `state` query and as one event series each. */
+  private async reportBlockedVSwitches(input: { vSwitches: Record<string, VSwitchInfo>; uid: string }): Promise<void> {
+    this.blockedVSwitches = sortedKeys(input.vSwitches).flatMap((vSwitchId) => {
+      const blockedForMs = input.vSwitches[vSwitchId]?.blockedForMs;
+      return blockedForMs === undefined ? [] : [{ vSwitchId, blockedForMs }];
+    });
+    for (const block of this.blockedVSwitches) {
+      await this.event({
+        type: 'Warning',
+        reason: 'VSwitchBlocked',
+        message:
+          `vSwitch ${block.vSwitchId} answered InvalidVSwitchId.IpNotEnough and is not used for another ` +
+          `${Math.ceil(block.blockedForMs / 60_000)} min; a resync signal asks the cloud again`,
+        series: `VSwitchBlocked:${block.vSwitchId}`,
+        uid: input.uid,
+      });
+    }
   }
 
   /** Tells a pod whose binding to an `Invalid` address was dropped what it has now (or that it waits). */
@@ -795,11 +955,23 @@ export class NodeReconciler {
         ...(input.plan === undefined ? {} : { plan: input.plan }),
       });
       const [namespace = '', name = ''] = pod.request.podId.split('/');
+      const notice = this.truthful
+        ? pendingPodNotice({
+            reason,
+            failing: settleOperationFailures({
+              current: this.state.failingOperations ?? {},
+              passStartMs: this.passStartMs,
+            }),
+            workflowId: workflowInfo().workflowId,
+          })
+        : undefined;
       await this.event({
         type: 'Warning',
         reason: 'IPAllocationPending',
-        // The message stays the same while the reason does, so the event is not repeated on every pass.
-        message: `no IP yet: ${PENDING_REASONS[reason]}`,
+        // Repeats are held back while the reason stays (before the patch: the message; under it: the series, so
+        // a message counting attempts updates one Event instead of adding one per pass).
+        message: notice?.message ?? `no IP yet: ${PENDING_REASONS[reason]}`,
+        ...(notice === undefined ? {} : { series: notice.series }),
         pod: { namespace, name, ...(pod.request.podUid === '' ? {} : { uid: pod.request.podUid }) },
       });
     }

@@ -210,6 +210,31 @@ describe('VSwitchCache', () => {
     );
   });
 
+  it('lists blocks, and lifts one on a refresh (which then asks the cloud) or on addresses given', async () => {
+    let now = 0;
+    const cache = new VSwitchCache({ ttlMs: 1000, nowMs: () => now, wallClockMs: () => 5_000 });
+    let fetches = 0;
+    const fetch = () => {
+      fetches += 1;
+      return Promise.resolve({ ...info });
+    };
+    await cache.get('vsw-a', fetch);
+    cache.block('vsw-a');
+    cache.block('vsw-b');
+    now = 400;
+    assert.deepEqual(cache.blocked(), [
+      { vSwitchId: 'vsw-a', blockedAtMs: 5_000, remainingMs: 600 },
+      { vSwitchId: 'vsw-b', blockedAtMs: 5_000, remainingMs: 600 },
+    ]);
+    assert.deepEqual(await cache.get('vsw-a', fetch), { ...info, availableIpCount: 0, blockedForMs: 600 });
+    assert.deepEqual(cache.refresh(['vsw-a', 'vsw-c']), ['vsw-a']);
+    assert.deepEqual(await cache.get('vsw-a', fetch), info, 'asked the cloud again: not blocked');
+    assert.equal(fetches, 2);
+    assert.equal(cache.unblock('vsw-b'), true);
+    assert.equal(cache.unblock('vsw-b'), false);
+    assert.deepEqual(cache.blocked(), []);
+  });
+
   it('keeps at most maxEntries vSwitches, dropping the oldest', async () => {
     let fetches = 0;
     const cache = new VSwitchCache({ maxEntries: 2 });

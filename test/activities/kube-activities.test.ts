@@ -48,7 +48,9 @@ before(async () => {
   namespace = await createTestNamespace(kube, 'kube-activities');
 });
 
-function activities(extra: { beforeStatusReplace?: (attempt: number) => Promise<void> } = {}): KubeActivities {
+function activities(
+  extra: { beforeStatusReplace?: (attempt: number) => Promise<void>; temporalUiUrl?: string } = {},
+): KubeActivities {
   return createKubeActivities({ kubeConfig: kube.kubeConfig, logger, ...extra });
 }
 
@@ -175,6 +177,59 @@ describe('node conditions, events, finalizer', () => {
     assert.deepEqual(
       events.items.map((e) => `${e.type}/${e.reason}/${e.message}`),
       ['Warning/AllocIPFailed/boom'],
+    );
+  });
+
+  it('records repeats of one series as one Event whose count grows, also on the core Node', async () => {
+    const nodeName = uniqueName('series');
+    const record = (message: string) =>
+      run(() =>
+        activities().recordEvent({
+          nodeName,
+          involved: { kind: 'Node', apiVersion: 'network.alibabacloud.com/v1beta1', name: nodeName },
+          type: 'Warning',
+          reason: 'AllocIPFailed',
+          message,
+          series: 'AttachNetworkInterface/ServiceUnavailable',
+          coreNode: { uid: 'core-uid' },
+        }),
+      );
+    await record('5 attempts');
+    await record('10 attempts');
+    const events = await kube.core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.name=${nodeName}`,
+    });
+    assert.deepEqual(
+      events.items
+        .map((e) => `${e.involvedObject.apiVersion}/${e.involvedObject.uid ?? ''}/${e.message}/${e.count}`)
+        .sort(),
+      ['network.alibabacloud.com/v1beta1//10 attempts/2', 'v1/core-uid/10 attempts/2'],
+    );
+  });
+
+  it('links the event to the Web UI page of the workflow when a UI URL is configured', async () => {
+    const nodeName = uniqueName('link');
+    await new MockActivityEnvironment({
+      activityType: 'recordEvent',
+      namespace: 'prod',
+      workflowExecution: { workflowId: `eniflow-node/${nodeName}`, runId: 'r' },
+    }).run(() =>
+      activities({ temporalUiUrl: 'https://temporal.example.com/' }).recordEvent({
+        nodeName,
+        involved: { kind: 'Node', apiVersion: 'network.alibabacloud.com/v1beta1', name: nodeName },
+        type: 'Warning',
+        reason: 'AllocIPFailed',
+        message: 'boom',
+      }),
+    );
+    const events = await kube.core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.name=${nodeName}`,
+    });
+    assert.deepEqual(
+      events.items.map((e) => e.message),
+      [`boom https://temporal.example.com/namespaces/prod/workflows/eniflow-node%2F${nodeName}`],
     );
   });
 

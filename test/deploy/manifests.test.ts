@@ -38,7 +38,7 @@ const EXPECTED_RULES: Record<string, string[]> = {
     'core pods: list',
     'core nodes: get',
     'core nodes/status: patch',
-    'core events: create',
+    'core events: create,get,update',
   ],
   'ClusterRole/eniflow-watcher': [
     'core pods: list,watch',

@@ -299,12 +299,30 @@ describe('RBAC of deploy/ on a real apiserver', () => {
         message: 'on a pod',
       }),
     );
+    // A repeat of one series reads and updates its Event.
+    for (let i = 0; i < 2; i += 1) {
+      await run(() =>
+        activities.recordEvent({
+          nodeName,
+          involved: { kind: 'Pod', apiVersion: 'v1', name: 'on-node', namespace },
+          type: 'Warning',
+          reason: 'RbacSeries',
+          message: `repeat ${i}`,
+          series: 'one-cause',
+        }),
+      );
+    }
+    const series = await admin.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=RbacSeries' });
+    assert.deepEqual(
+      series.items.map((event) => event.count),
+      [2],
+    );
     const reasons = async (ns: string, name: string): Promise<string[]> =>
       (await admin.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items.map(
         (event) => event.reason ?? '',
       );
     assert.deepEqual(await reasons('default', nodeName), ['RbacNode']);
-    assert.deepEqual(await reasons(namespace, 'on-node'), ['RbacPod']);
+    assert.deepEqual((await reasons(namespace, 'on-node')).sort(), ['RbacPod', 'RbacSeries']);
 
     assert.ok((await run(() => activities.listKnownEniIds())).includes('eni-1'), 'the janitor lists the CRs');
 

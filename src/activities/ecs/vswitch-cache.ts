@@ -1,27 +1,45 @@
 import type { VSwitchInfo } from '../../ipam/index.js';
 
+/** A vSwitch the worker reports exhausted, as the `state` query, events and metrics show it. */
+export interface VSwitchBlock {
+  vSwitchId: string;
+  /** Epoch ms of the `IpNotEnough` answer that blocked it. */
+  blockedAtMs: number;
+  /** How long the block still lasts unless lifted earlier (resync, a cloud answer with free addresses). */
+  remainingMs: number;
+}
+
 /**
  * The worker's vSwitch cache (Terway's `SwitchPool`): lookups are served for `ttlMs` after a fetch, concurrent
  * lookups of one vSwitch share a single cloud call, and a vSwitch that ran out of addresses is *blocked*, reported
  * with 0 free addresses for a full TTL, so no node of this worker picks it again until the cloud has caught up.
+ * A block is lifted early by {@link refresh} (a node's resync) when the cloud then shows free addresses, and by
+ * {@link unblock} when a call on the vSwitch gets addresses: a block is a guess, the cloud's answer is the truth.
  */
 export class VSwitchCache {
   private readonly entries = new Map<string, { info: VSwitchInfo; expiresMs: number }>();
   private readonly inFlight = new Map<string, Promise<VSwitchInfo | undefined>>();
+  private readonly blocks = new Map<string, { blockedAtMs: number; untilMs: number }>();
+  private readonly wallClockMs: () => number;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly nowMs: () => number;
 
-  constructor(options: { ttlMs?: number; maxEntries?: number; nowMs?: () => number } = {}) {
+  constructor(options: { ttlMs?: number; maxEntries?: number; nowMs?: () => number; wallClockMs?: () => number } = {}) {
     this.ttlMs = options.ttlMs ?? 20 * 60_000;
     this.maxEntries = options.maxEntries ?? 1000;
     this.nowMs = options.nowMs ?? (() => performance.now());
+    this.wallClockMs = options.wallClockMs ?? (() => Date.now());
   }
 
   /** The cached vSwitch, or what `fetch` finds (cached on success; `undefined` is not cached). */
   async get(vSwitchId: string, fetch: () => Promise<VSwitchInfo | undefined>): Promise<VSwitchInfo | undefined> {
     const cached = this.entries.get(vSwitchId);
-    if (cached !== undefined && cached.expiresMs > this.nowMs()) return { ...cached.info };
+    if (cached !== undefined && cached.expiresMs > this.nowMs()) {
+      const block = this.blocks.get(vSwitchId);
+      return block === undefined ? { ...cached.info } : { ...cached.info, blockedForMs: block.untilMs - this.nowMs() };
+    }
+    this.blocks.delete(vSwitchId);
     const pending = this.inFlight.get(vSwitchId);
     if (pending !== undefined) return pending;
     const request = fetch()
@@ -38,6 +56,35 @@ export class VSwitchCache {
   block(vSwitchId: string, known?: VSwitchInfo): void {
     const base = this.entries.get(vSwitchId)?.info ?? known ?? { vSwitchId, zoneId: '', availableIpCount: 0 };
     this.put({ ...base, availableIpCount: 0 });
+    this.blocks.set(vSwitchId, { blockedAtMs: this.wallClockMs(), untilMs: this.nowMs() + this.ttlMs });
+  }
+
+  /** Lifts a block (a call on the vSwitch got addresses): the next lookup asks the cloud. Returns whether one was. */
+  unblock(vSwitchId: string): boolean {
+    if (!this.blocks.delete(vSwitchId)) return false;
+    this.entries.delete(vSwitchId);
+    return true;
+  }
+
+  /** Forgets what is cached about these vSwitches, blocks included, so the next lookups ask the cloud. */
+  refresh(vSwitchIds: readonly string[]): string[] {
+    const lifted: string[] = [];
+    for (const vSwitchId of vSwitchIds) {
+      if (this.blocks.delete(vSwitchId)) lifted.push(vSwitchId);
+      this.entries.delete(vSwitchId);
+    }
+    return lifted.sort();
+  }
+
+  /** The vSwitches blocked now, by id (for the `state` query, events and metrics). */
+  blocked(): VSwitchBlock[] {
+    const now = this.nowMs();
+    const out: VSwitchBlock[] = [];
+    for (const [vSwitchId, block] of this.blocks) {
+      if (block.untilMs <= now || !this.entries.has(vSwitchId)) continue;
+      out.push({ vSwitchId, blockedAtMs: block.blockedAtMs, remainingMs: block.untilMs - now });
+    }
+    return out.sort((a, b) => (a.vSwitchId < b.vSwitchId ? -1 : a.vSwitchId > b.vSwitchId ? 1 : 0));
   }
 
   private put(info: VSwitchInfo): void {
@@ -48,6 +95,7 @@ export class VSwitchCache {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
       this.entries.delete(oldest);
+      this.blocks.delete(oldest);
     }
   }
 }

@@ -1,0 +1,196 @@
+import type { NodeConditionSnapshot } from './conditions.js';
+import { PENDING_REASONS } from './pending-reasons.js';
+import type { PendingReason } from './pending-reasons.js';
+import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
+
+/**
+ * One cause of failure that keeps coming back: a cloud call (`AttachNetworkInterface`) answered with one code
+ * (`ServiceUnavailable`), counted over consecutive passes so events and conditions can say how long and how often.
+ */
+export interface FailingOperation {
+  /** The cloud call (ECS action name) or, when unknown, the workflow's step name. */
+  operation: string;
+  /** The cloud's error code, or the failure type when the cloud gave none. */
+  code: string;
+  /** The failure type (`EcsTransient`, `EcsVSwitchExhausted`, …). */
+  type: string;
+  /** Calls made that failed this way (activity attempts, retries included). */
+  attempts: number;
+  sinceMs: number;
+  lastMs: number;
+}
+
+/** Failing operations by {@link failureKey}, in key order. */
+export type FailingOperations = Record<string, FailingOperation>;
+
+/** Failure types that say the node lacks capacity (the `SufficientIP` condition's business), not that calls fail. */
+export const CAPACITY_FAILURE_TYPES: readonly string[] = ['EcsVSwitchExhausted', 'EcsQuotaExceeded'];
+
+/** Failure types a later try may fix on its own: the pass after them is retried on the short schedule. */
+export const TRANSIENT_FAILURE_TYPES: readonly string[] = [
+  'EcsTransient',
+  'EcsThrottled',
+  'EcsUnknown',
+  'EcsInvalidState',
+  'KubeTransient',
+  'KubeConflict',
+];
+
+/** Whether a failure type comes from a cloud call (ECS/VPC), as opposed to Kubernetes or the workflow itself. */
+export function isCloudFailureType(type: string): boolean {
+  return type.startsWith('Ecs') || type === 'EniAttachFailed';
+}
+
+export function failureKey(failure: { operation: string; code: string }): string {
+  return `${failure.operation}/${failure.code}`;
+}
+
+function sortedRecord<T>(entries: [string, T][]): Record<string, T> {
+  return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Adds one failure (of `attempts` calls) to the record: the same cause keeps its first time and grows its count. */
+export function noteOperationFailure(input: {
+  current: FailingOperations;
+  failure: { operation: string; code: string; type: string; attempts: number };
+  nowMs: number;
+}): FailingOperations {
+  const key = failureKey(input.failure);
+  const previous = input.current[key];
+  const attempts = Math.max(1, input.failure.attempts);
+  const next: FailingOperation = {
+    operation: input.failure.operation,
+    code: input.failure.code,
+    type: input.failure.type,
+    attempts: (previous?.attempts ?? 0) + attempts,
+    sinceMs: previous?.sinceMs ?? input.nowMs,
+    lastMs: input.nowMs,
+  };
+  return sortedRecord([...Object.entries(input.current).filter(([k]) => k !== key), [key, next]]);
+}
+
+/** After a pass that reached the cloud: causes that did not fail again during it are over. */
+export function settleOperationFailures(input: { current: FailingOperations; passStartMs: number }): FailingOperations {
+  return sortedRecord(Object.entries(input.current).filter(([, failure]) => failure.lastMs >= input.passStartMs));
+}
+
+/** The cause that explains the most: calls that fail (not capacity), most attempts first, then the oldest. */
+export function mainFailure(failing: FailingOperations): FailingOperation | undefined {
+  const all = Object.values(failing);
+  const rank = (failure: FailingOperation): number => (CAPACITY_FAILURE_TYPES.includes(failure.type) ? 1 : 0);
+  return all.sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      b.attempts - a.attempts ||
+      a.sinceMs - b.sinceMs ||
+      failureKey(a).localeCompare(failureKey(b)),
+  )[0];
+}
+
+/** `AttachNetworkInterface failed with ServiceUnavailable: 15 attempts since 2026-12-03T09:40:12Z`. */
+export function describeFailure(failure: FailingOperation): string {
+  const attempts = `${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}`;
+  return `${failure.operation} failed with ${failure.code}: ${attempts} since ${formatRfc3339(failure.sinceMs)}`;
+}
+
+/**
+ * What a waiting pod's event says: the failing call when one is the cause (whatever the plan hoped for), else the
+ * plan's reason, and always the node's workflow, where the whole story is. The event's series key changes only
+ * when the cause does, so one cause is one event whose count grows.
+ */
+export function pendingPodNotice(input: { reason: PendingReason; failing: FailingOperations; workflowId: string }): {
+  message: string;
+  series: string;
+} {
+  const failure = mainFailure(input.failing);
+  const workflow = `workflow ${input.workflowId}`;
+  if (failure === undefined || input.reason === 'nodeNotReady' || input.reason === 'foreignIp') {
+    return { message: `no IP yet: ${PENDING_REASONS[input.reason]} (${workflow})`, series: input.reason };
+  }
+  const series = `${input.reason}:${failureKey(failure)}`;
+  if (CAPACITY_FAILURE_TYPES.includes(failure.type)) {
+    return {
+      message: `no IP yet: ${PENDING_REASONS[input.reason]}; ${describeFailure(failure)} (${workflow})`,
+      series,
+    };
+  }
+  const retry = TRANSIENT_FAILURE_TYPES.includes(failure.type) ? 'retried automatically' : 'retried on the next passes';
+  return { message: `no IP yet: ${describeFailure(failure)}; ${retry} (${workflow})`, series };
+}
+
+/** The node-level Warning about calls that fail, one series per set of causes. */
+export function operationFailureNotice(input: {
+  failing: FailingOperations;
+  workflowId: string;
+}): { message: string; series: string } | undefined {
+  const calls = Object.values(input.failing).filter((failure) => !CAPACITY_FAILURE_TYPES.includes(failure.type));
+  if (calls.length === 0) return undefined;
+  return {
+    message: `${calls.map(describeFailure).join('; ')} (workflow ${input.workflowId})`,
+    series: calls.map(failureKey).join(','),
+  };
+}
+
+export const ENI_OPERATIONS_CONDITION_TYPE = 'ENIOperationsFailing';
+
+/** eniflow's `ENIOperationsFailing` condition on the core Node. */
+export interface EniOperationsCondition {
+  type: typeof ENI_OPERATIONS_CONDITION_TYPE;
+  status: 'True' | 'False';
+  reason: 'CloudCallsFailing' | 'CloudCallsSucceed';
+  message: string;
+  lastHeartbeatTime: string;
+  lastTransitionTime: string;
+}
+
+/** The condition is rewritten at most this often while its status is unchanged. */
+const HEARTBEAT_MS = 5 * 60_000;
+
+/**
+ * The core Node's `ENIOperationsFailing` condition after a pass that reached the cloud: `True` while cloud calls
+ * fail (capacity answers excluded: those set `SufficientIP` to `False`), `False` once they succeed again. A node
+ * that never had it set gets none (nothing to say); `undefined` means there is nothing to patch. The message of a
+ * `True` condition changes on every failure; it is rewritten only with the heartbeat, so the Node is not patched on
+ * every pass.
+ */
+export function eniOperationsCondition(input: {
+  failing: FailingOperations;
+  existing: NodeConditionSnapshot | undefined;
+  workflowId: string;
+  nowMs: number;
+}): EniOperationsCondition | undefined {
+  const notice = operationFailureNotice({ failing: input.failing, workflowId: input.workflowId });
+  const status = notice === undefined ? 'False' : 'True';
+  const existing = input.existing;
+  if (status === 'False' && existing?.status !== 'True') return undefined;
+  const heartbeat = existing?.lastHeartbeatTime === undefined ? undefined : parseRfc3339(existing.lastHeartbeatTime);
+  const same = existing?.status === status;
+  if (same && heartbeat !== undefined && input.nowMs - heartbeat < HEARTBEAT_MS) return undefined;
+  const now = formatRfc3339(input.nowMs);
+  return {
+    type: ENI_OPERATIONS_CONDITION_TYPE,
+    status,
+    reason: notice === undefined ? 'CloudCallsSucceed' : 'CloudCallsFailing',
+    message: notice?.message ?? 'ENI and IP operations succeed',
+    lastHeartbeatTime: now,
+    lastTransitionTime: same && existing.lastTransitionTime !== undefined ? existing.lastTransitionTime : now,
+  };
+}
+
+/**
+ * Delay before the pass after `streak` failed ones: 1 s doubling, capped by `maxMs`, or by `transientMaxMs` when
+ * every failure of the last pass may fix itself (a 5xx, throttling), so a node is served soon after the cloud is.
+ */
+export function failureBackoffMs(input: {
+  streak: number;
+  maxMs: number;
+  transientMaxMs?: number | undefined;
+  lastFailureTypes: readonly string[];
+}): number {
+  const base = 1_000 * 2 ** Math.max(0, input.streak - 1);
+  const transient =
+    input.transientMaxMs !== undefined &&
+    input.lastFailureTypes.length > 0 &&
+    input.lastFailureTypes.every((type) => TRANSIENT_FAILURE_TYPES.includes(type));
+  return Math.min(input.maxMs, transient ? (input.transientMaxMs ?? input.maxMs) : base, base);
+}

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+  eniOperationsCondition,
+  failureBackoffMs,
+  formatRfc3339,
+  noteOperationFailure,
+  pendingPodNotice,
+  settleOperationFailures,
+} from '../../src/ipam/index.js';
+import type { FailingOperations } from '../../src/ipam/index.js';
+
+const NOW = Date.UTC(2026, 11, 3, 9, 0, 0);
+const attach = { operation: 'AttachNetworkInterface', code: 'ServiceUnavailable', type: 'EcsTransient' };
+const exhausted = {
+  operation: 'CreateNetworkInterface',
+  code: 'InvalidVSwitchId.IpNotEnough',
+  type: 'EcsVSwitchExhausted',
+};
+
+function failing(...entries: { failure: typeof attach; attempts: number; atMs: number }[]): FailingOperations {
+  let current: FailingOperations = {};
+  for (const entry of entries) {
+    current = noteOperationFailure({
+      current,
+      failure: { ...entry.failure, attempts: entry.attempts },
+      nowMs: entry.atMs,
+    });
+  }
+  return current;
+}
+
+describe('noteOperationFailure and settleOperationFailures', () => {
+  it('one cause keeps its first time and adds up attempts', () => {
+    const current = failing(
+      { failure: attach, attempts: 5, atMs: NOW },
+      { failure: attach, attempts: 5, atMs: NOW + 40_000 },
+    );
+    assert.deepEqual(current, {
+      'AttachNetworkInterface/ServiceUnavailable': { ...attach, attempts: 10, sinceMs: NOW, lastMs: NOW + 40_000 },
+    });
+  });
+
+  it('a cause that did not fail during the pass is over; one that did stays', () => {
+    const current = failing(
+      { failure: exhausted, attempts: 1, atMs: NOW },
+      { failure: attach, attempts: 5, atMs: NOW + 40_000 },
+    );
+    assert.deepEqual(Object.keys(settleOperationFailures({ current, passStartMs: NOW + 10_000 })), [
+      'AttachNetworkInterface/ServiceUnavailable',
+    ]);
+    assert.deepEqual(settleOperationFailures({ current, passStartMs: NOW + 50_000 }), {});
+  });
+});
+
+describe('pendingPodNotice', () => {
+  it('names the failing call, its code, the attempts, since when and the workflow', () => {
+    const notice = pendingPodNotice({
+      reason: 'waitingForAttach',
+      failing: failing({ failure: attach, attempts: 15, atMs: NOW }),
+      workflowId: 'eniflow-node/n1',
+    });
+    assert.equal(
+      notice.message,
+      `no IP yet: AttachNetworkInterface failed with ServiceUnavailable: 15 attempts since ${formatRfc3339(NOW)}; ` +
+        'retried automatically (workflow eniflow-node/n1)',
+    );
+    assert.equal(notice.series, 'waitingForAttach:AttachNetworkInterface/ServiceUnavailable');
+  });
+
+  it('keeps one series while only the attempt count changes', () => {
+    const once = pendingPodNotice({
+      reason: 'waitingForAttach',
+      failing: failing({ failure: attach, attempts: 5, atMs: NOW }),
+      workflowId: 'w',
+    });
+    const later = pendingPodNotice({
+      reason: 'waitingForAttach',
+      failing: failing({ failure: attach, attempts: 5, atMs: NOW }, { failure: attach, attempts: 5, atMs: NOW + 1 }),
+      workflowId: 'w',
+    });
+    assert.notEqual(once.message, later.message);
+    assert.equal(once.series, later.series);
+  });
+
+  it('prefers a failing call over a capacity answer, and says the plan reason when nothing fails', () => {
+    const both = failing(
+      { failure: exhausted, attempts: 9, atMs: NOW },
+      { failure: attach, attempts: 1, atMs: NOW + 1 },
+    );
+    assert.match(
+      pendingPodNotice({ reason: 'vSwitchExhausted', failing: both, workflowId: 'w' }).message,
+      /AttachNetworkInterface/,
+    );
+    const capacity = failing({ failure: exhausted, attempts: 1, atMs: NOW });
+    assert.equal(
+      pendingPodNotice({ reason: 'vSwitchExhausted', failing: capacity, workflowId: 'w' }).message,
+      "no IP yet: the node's vSwitches have no free IP address (vSwitch exhausted); CreateNetworkInterface failed " +
+        `with InvalidVSwitchId.IpNotEnough: 1 attempt since ${formatRfc3339(NOW)} (workflow w)`,
+    );
+    assert.deepEqual(pendingPodNotice({ reason: 'allocating', failing: {}, workflowId: 'w' }), {
+      message: 'no IP yet: IP allocation is in progress (workflow w)',
+      series: 'allocating',
+    });
+  });
+});
+
+describe('eniOperationsCondition', () => {
+  const failingAttach = failing({ failure: attach, attempts: 5, atMs: NOW });
+
+  it('turns True while calls fail and False once they succeed, keeping the transition time while unchanged', () => {
+    const on = eniOperationsCondition({ failing: failingAttach, existing: undefined, workflowId: 'w', nowMs: NOW });
+    assert.equal(on?.status, 'True');
+    assert.equal(on?.reason, 'CloudCallsFailing');
+    assert.match(on?.message ?? '', /AttachNetworkInterface failed with ServiceUnavailable/);
+    assert.equal(
+      eniOperationsCondition({ failing: failingAttach, existing: on, workflowId: 'w', nowMs: NOW + 60_000 }),
+      undefined,
+    );
+    const refreshed = eniOperationsCondition({
+      failing: failingAttach,
+      existing: on,
+      workflowId: 'w',
+      nowMs: NOW + 6 * 60_000,
+    });
+    assert.equal(refreshed?.lastTransitionTime, formatRfc3339(NOW));
+    const off = eniOperationsCondition({ failing: {}, existing: on, workflowId: 'w', nowMs: NOW + 70_000 });
+    assert.equal(off?.status, 'False');
+    assert.equal(off?.lastTransitionTime, formatRfc3339(NOW + 70_000));
+  });
+
+  it('writes nothing on a healthy node that never failed, and ignores capacity answers', () => {
+    assert.equal(eniOperationsCondition({ failing: {}, existing: undefined, workflowId: 'w', nowMs: NOW }), undefined);
+    const capacityOnly = failing({ failure: exhausted, attempts: 1, atMs: NOW });
+    assert.equal(
+      eniOperationsCondition({ failing: capacityOnly, existing: undefined, workflowId: 'w', nowMs: NOW }),
+      undefined,
+    );
+  });
+});
+
+describe('failureBackoffMs', () => {
+  const table: [string, Parameters<typeof failureBackoffMs>[0], number][] = [
+    ['first failure', { streak: 1, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient'] }, 1_000],
+    [
+      'transient: capped short',
+      { streak: 9, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient', 'EcsThrottled'] },
+      10_000,
+    ],
+    [
+      'not transient: long cap',
+      { streak: 9, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient', 'EcsInvalidRequest'] },
+      256_000,
+    ],
+    ['no short cap configured', { streak: 12, maxMs: 300_000, lastFailureTypes: ['EcsTransient'] }, 300_000],
+    ['no failure types known', { streak: 12, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: [] }, 300_000],
+    [
+      'short cap above the long one',
+      { streak: 12, maxMs: 2_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient'] },
+      2_000,
+    ],
+  ];
+  for (const [name, input, expected] of table) {
+    it(name, () => {
+      assert.equal(failureBackoffMs(input), expected);
+    });
+  }
+});
