@@ -9,6 +9,8 @@ import { createActivities } from '../activities/index.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { Logger } from '../logger.js';
+import { workerMetrics } from './metrics.js';
+import type { WorkerMetrics } from './metrics.js';
 
 /**
  * Path of the workflow bundle entry, for `workflowsPath` or `bundleWorkflowCode`: the TypeScript source when this
@@ -43,15 +45,20 @@ export interface EniflowWorkerDeps {
   logger: Logger;
   eniPollIntervalMs?: number;
   maxConcurrentActivities?: number;
+  /** Where the workflows' metric sinks and the vSwitch cache report (default: the process's {@link workerMetrics}). */
+  metrics?: WorkerMetrics;
   /** A pre-built bundle (tests build one per file); otherwise see {@link workflowSource}. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
 
 /** Builds the worker: the node workflow plus every activity, wired to the given clients. */
 export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Worker> {
+  const metrics = deps.metrics ?? workerMetrics;
+  const vSwitches = new VSwitchCache();
+  metrics.watchVSwitches(vSwitches);
   const activities = createActivities({
     ecs: deps.ecs,
-    vSwitches: new VSwitchCache(),
+    vSwitches,
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
@@ -65,5 +72,6 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities ?? 100,
     // One workflow per node: bound the cache so a large cluster does not exhaust the worker's memory.
     maxCachedWorkflows: 1000,
+    sinks: metrics.sinks,
   });
 }

@@ -6,6 +6,7 @@ import type * as $Vpc from '@alicloud/vpc20160428';
 import type { CloudEni, VSwitchInfo } from '../../ipam/index.js';
 import type { CreateEniRequest, EcsApi, EcsCallResult } from './ecs-api.js';
 import { classifyEcsError, EcsCallError } from './ecs-errors.js';
+import type { EcsFailureType } from './ecs-errors.js';
 import type { EcsOperation } from './ecs-operations.js';
 import type { EcsRateLimiter } from './rate-limiter.js';
 
@@ -22,8 +23,17 @@ export interface EcsConnectionConfig {
   connectTimeoutMs?: number;
 }
 
-/** Called after every cloud call, for metrics. */
-export type EcsCallObserver = (call: { operation: EcsOperation; durationMs: number; code: string }) => void;
+/**
+ * Called after every cloud call, for metrics: its duration, the cloud's answer (`OK` or the error code, with the
+ * failure's type), and how long it first waited for the worker's own rate limit (`rateLimitWaitMs`).
+ */
+export type EcsCallObserver = (call: {
+  operation: EcsOperation;
+  durationMs: number;
+  code: string;
+  failureType?: EcsFailureType;
+  rateLimitWaitMs: number;
+}) => void;
 
 /** The SDK modules and clients, loaded on first use (see {@link AlibabaEcsApi}). */
 interface Sdk {
@@ -148,15 +158,23 @@ export class AlibabaEcsApi implements EcsApi {
   /** Runs one SDK call under the operation's rate limit, turning any failure into an `EcsCallError`. */
   private async call<T>(operation: EcsOperation, send: (sdk: Sdk) => Promise<T>): Promise<T> {
     const sdk = await this.sdk();
+    const waitStarted = performance.now();
     await this.limiter?.take(operation);
     const started = performance.now();
+    const rateLimitWaitMs = started - waitStarted;
     try {
       const result = await send(sdk);
-      this.observe?.({ operation, durationMs: performance.now() - started, code: 'OK' });
+      this.observe?.({ operation, durationMs: performance.now() - started, code: 'OK', rateLimitWaitMs });
       return result;
     } catch (error) {
       const failure = classifyEcsError({ operation, error });
-      this.observe?.({ operation, durationMs: performance.now() - started, code: failure.code });
+      this.observe?.({
+        operation,
+        durationMs: performance.now() - started,
+        code: failure.code,
+        failureType: failure.type,
+        rateLimitWaitMs,
+      });
       throw new EcsCallError(failure, { cause: error });
     }
   }

@@ -8,6 +8,8 @@ import type { VSwitchInfo } from '../../ipam/index.js';
 export class VSwitchCache {
   private readonly entries = new Map<string, { info: VSwitchInfo; expiresMs: number }>();
   private readonly inFlight = new Map<string, Promise<VSwitchInfo | undefined>>();
+  /** Blocked vSwitches and when their block ends, for metrics (an evicted entry may outlive its cache entry here). */
+  private readonly blockedUntil = new Map<string, number>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly nowMs: () => number;
@@ -38,6 +40,14 @@ export class VSwitchCache {
   block(vSwitchId: string, known?: VSwitchInfo): void {
     const base = this.entries.get(vSwitchId)?.info ?? known ?? { vSwitchId, zoneId: '', availableIpCount: 0 };
     this.put({ ...base, availableIpCount: 0 });
+    this.blockedUntil.set(vSwitchId, this.nowMs() + this.ttlMs);
+  }
+
+  /** The vSwitches blocked now, sorted (this worker's view: each worker process has its own cache). */
+  blocked(): string[] {
+    const now = this.nowMs();
+    for (const [vSwitchId, untilMs] of this.blockedUntil) if (untilMs <= now) this.blockedUntil.delete(vSwitchId);
+    return [...this.blockedUntil.keys()].sort();
   }
 
   private put(info: VSwitchInfo): void {
