@@ -34,7 +34,7 @@ export function ipamGauges(input: {
   nowMs: number;
   topNodes: number;
 }): IpamGauges {
-  const crs = new Map<string, { bound: Set<string>; view: NodeCrView }>();
+  const crs = new Map<string, NodeCrView>();
   const poolIps = { ipv4: { idle: 0, used: 0 }, ipv6: { idle: 0, used: 0 } };
   for (const [, view] of input.nodeCrs) {
     for (const family of ['ipv4', 'ipv6'] as const) {
@@ -42,7 +42,7 @@ export function ipamGauges(input: {
       poolIps[family].used += view.ipam.ips[family].used;
     }
     if (view.deleting || view.ipam.exclusiveEni) continue;
-    crs.set(view.nodeName, { bound: new Set(view.ipam.boundPods), view });
+    crs.set(view.nodeName, view);
   }
   const byNode = new Map<string, NodeWaiting>();
   let waitingPods = 0;
@@ -50,7 +50,7 @@ export function ipamGauges(input: {
   for (const [key, pod] of input.pods) {
     if (pod.ipWaitSinceMs === undefined) continue;
     const cr = crs.get(pod.nodeName);
-    if (cr === undefined || cr.bound.has(key)) continue;
+    if (cr === undefined || cr.ipam.boundPods.has(key)) continue;
     const waitSeconds = Math.max(0, (input.nowMs - pod.ipWaitSinceMs) / 1000);
     waitingPods += 1;
     oldestWaitSeconds = Math.max(oldestWaitSeconds, waitSeconds);

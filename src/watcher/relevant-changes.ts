@@ -30,8 +30,8 @@ export interface NodeCrView {
 
 /** The IPAM facts of a Node CR's status the watcher exports as metrics. */
 export interface NodeCrIpam {
-  /** `namespace/name` of every pod holding an IP of the node, sorted. */
-  boundPods: string[];
+  /** `namespace/name` of every pod holding an IP of the node (a set, built once per CR event, not per scrape). */
+  boundPods: ReadonlySet<string>;
   /** Pool addresses by family: bound to a pod (`used`) or valid and free (`idle`). */
   ips: { ipv4: { idle: number; used: number }; ipv6: { idle: number; used: number } };
   /** The node runs in exclusive ENI mode: the controller leaves its pods alone. */
@@ -105,12 +105,12 @@ export function podView(pod: V1Pod): PodView {
 const EXCLUSIVE_ENI_LABEL = 'k8s.aliyun.com/exclusive-mode-eni-type';
 
 export function nodeCrView(node: NodeCrObject): NodeCrView {
+  const bound = new Set<string>();
   const ipam: NodeCrIpam = {
-    boundPods: [],
+    boundPods: bound,
     ips: { ipv4: { idle: 0, used: 0 }, ipv6: { idle: 0, used: 0 } },
     exclusiveEni: (node.metadata?.labels?.[EXCLUSIVE_ENI_LABEL] ?? '').toLowerCase() === 'enionly',
   };
-  const bound = new Set<string>();
   for (const eni of Object.values(node.status?.networkInterfaces ?? {})) {
     for (const family of ['ipv4', 'ipv6'] as const) {
       for (const entry of Object.values(eni?.[family] ?? {})) {
@@ -123,7 +123,6 @@ export function nodeCrView(node: NodeCrObject): NodeCrView {
       }
     }
   }
-  ipam.boundPods = [...bound].sort();
   return {
     nodeName: node.metadata?.name ?? '',
     spec: stableJson(node.spec ?? {}),
