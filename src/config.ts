@@ -67,8 +67,10 @@ export interface WorkerConfig {
   /** Path of a kubeconfig; absent → `KUBECONFIG`, `~/.kube/config`, then in-cluster. */
   kubeconfigPath?: string;
   logLevel: string;
-  /** `host:port` for the Prometheus endpoint of the worker; absent → no endpoint. */
+  /** `host:port` for the Temporal SDK's Prometheus exporter; absent → none. */
   metricsAddress?: string;
+  /** `host:port` for `/healthz`, `/readyz` and eniflow's `/metrics`; absent → none. */
+  healthAddress?: string;
   maxConcurrentActivities: number;
   /** Base URL of the Temporal Web UI; events then link to the node's workflow. */
   temporalUiUrl?: string;
@@ -86,7 +88,8 @@ export const WORKER_ENV = {
   ENI_POLL_INTERVAL_MS: 'poll interval while waiting for an ENI status (default 3000)',
   KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
   LOG_LEVEL: 'pino level (default `info`)',
-  METRICS_ADDRESS: 'serve Prometheus metrics on this `host:port` (default off)',
+  METRICS_ADDRESS: "serve the Temporal SDK's Prometheus metrics (`temporal_*`) on this `host:port` (default off)",
+  HEALTH_ADDRESS: "serve `/healthz`, `/readyz` and eniflow's metrics (`/metrics`) on this `host:port` (default off)",
   MAX_CONCURRENT_ACTIVITIES: 'activities one worker runs at once (default 100)',
   TEMPORAL_UI_URL: "Temporal Web UI base URL, e.g. `https://temporal.example.com`; events link to the node's workflow",
 } as const;
@@ -162,6 +165,11 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     config.metricsAddress = env['METRICS_ADDRESS'];
   if (env['TEMPORAL_UI_URL'] !== undefined && env['TEMPORAL_UI_URL'] !== '')
     config.temporalUiUrl = env['TEMPORAL_UI_URL'];
+  const healthAddress = env['HEALTH_ADDRESS'];
+  if (healthAddress !== undefined && healthAddress !== '') {
+    if (!/^[^:]*:\d+$/.test(healthAddress)) problems.push(`HEALTH_ADDRESS must be host:port, got "${healthAddress}"`);
+    config.healthAddress = healthAddress;
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

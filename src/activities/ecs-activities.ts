@@ -10,6 +10,7 @@ import { activityLogger, attemptWillBeRetried } from './activity-log.js';
 import type { EcsApi } from './ecs/ecs-api.js';
 import { EcsCallError } from './ecs/ecs-errors.js';
 import type { EcsFailure } from './ecs/ecs-errors.js';
+import { ALREADY_DONE_CODES } from './ecs/ecs-operations.js';
 import type { VSwitchCache } from './ecs/vswitch-cache.js';
 
 /** What the ECS activities need, built once per worker process. */
@@ -198,7 +199,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
     /** Deletes a detached ENI; one that is already gone counts as done. */
     async deleteEni(input: { eniId: string }): Promise<void> {
       const log = logFor({ eniId: input.eniId });
-      await run(log, () => deps.ecs.deleteEni(input), { accept: ['InvalidEniId.NotFound'] });
+      await run(log, () => deps.ecs.deleteEni(input), { accept: ALREADY_DONE_CODES.DeleteNetworkInterface ?? [] });
       log.info('Deleted ENI');
     },
 
@@ -269,7 +270,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const log = logFor({ eniId: input.eniId });
       if (input.ips.length === 0) return;
       await run(log, () => deps.ecs.unassignIpv4(input), {
-        accept: ['InvalidIp.IpUnassigned', 'InvalidEniId.NotFound'],
+        accept: ALREADY_DONE_CODES.UnassignPrivateIpAddresses ?? [],
       });
       log.info({ count: input.ips.length }, 'Unassigned IPv4 addresses');
     },
@@ -278,9 +279,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
     async unassignIpv6(input: { eniId: string; ips: string[] }): Promise<void> {
       const log = logFor({ eniId: input.eniId });
       if (input.ips.length === 0) return;
-      await run(log, () => deps.ecs.unassignIpv6(input), {
-        accept: ['InvalidIp.IpUnassigned', 'InvalidEniId.NotFound'],
-      });
+      await run(log, () => deps.ecs.unassignIpv6(input), { accept: ALREADY_DONE_CODES.UnassignIpv6Addresses ?? [] });
       log.info({ count: input.ips.length }, 'Unassigned IPv6 addresses');
     },
 

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
 import type { Logger } from '../logger.js';
+import type { IpamGauges, NodeWaiting } from './ipam-gauges.js';
 import type { WatcherMetrics } from './main.js';
 
 /** What the health server reads from a running watcher. */
@@ -11,6 +12,10 @@ export interface HealthSource {
   /** True once every informer has listed once. */
   isSynced(): boolean;
   metrics(): WatcherMetrics;
+  /** The leader's view of waiting pods and pool addresses; undefined on a standby (its gauges read 0). */
+  ipamGauges?(): IpamGauges | undefined;
+  /** The leader's last count of node workflows by IPAM state; undefined on a standby or before the first count. */
+  nodeStates?(): Record<string, number> | undefined;
 }
 
 const INFORMER_COUNTERS = [
@@ -21,10 +26,102 @@ const INFORMER_COUNTERS = [
 ] as const;
 
 /**
- * A registry with Node's default process metrics and the watcher's counters. The watcher keeps its own counts,
- * so each metric reads them when scraped and reports them as they are (a reset followed by one increment).
+ * The user-impact gauges: computed from the informer caches when scraped, on the leader only (a standby reports 0
+ * and no per-node series, so a sum over replicas counts each pod once).
  */
-function watcherRegistry(source: HealthSource): Registry {
+function ipamMetrics(registry: Registry, source: HealthSource): void {
+  const registers = [registry];
+  // One computation (a walk over every cached pod) serves all the gauges of a scrape.
+  let cached: { atMs: number; gauges: IpamGauges | undefined } | undefined;
+  const current = (): IpamGauges | undefined => {
+    const now = Date.now();
+    if (cached === undefined || now - cached.atMs > 1_000) cached = { atMs: now, gauges: source.ipamGauges?.() };
+    return cached.gauges;
+  };
+  const gauge = (input: { name: string; help: string; read: (gauges: IpamGauges) => number }): void => {
+    new Gauge({
+      name: input.name,
+      help: input.help,
+      registers,
+      collect() {
+        const gauges = current();
+        this.set(gauges === undefined ? 0 : input.read(gauges));
+      },
+    });
+  };
+  gauge({
+    name: 'eniflow_pods_waiting_for_ip',
+    help: "Pods bound to an eniflow node, not host-network, not finished, with no IP yet and none in the node's CR.",
+    read: (gauges) => gauges.waitingPods,
+  });
+  gauge({
+    name: 'eniflow_pod_ip_wait_oldest_seconds',
+    help: 'How long the longest-waiting of those pods has waited since it was scheduled.',
+    read: (gauges) => gauges.oldestWaitSeconds,
+  });
+  gauge({
+    name: 'eniflow_nodes_with_waiting_pods',
+    help: 'Nodes with at least one pod waiting for an IP.',
+    read: (gauges) => gauges.nodesWithWaitingPods,
+  });
+  gauge({
+    name: 'eniflow_managed_nodes',
+    help: 'Node CRs eniflow manages (not being deleted, not in exclusive ENI mode).',
+    read: (gauges) => gauges.nodeCrs,
+  });
+  const perNode = (input: { name: string; help: string; read: (node: NodeWaiting) => number }): void => {
+    new Gauge({
+      name: input.name,
+      help: input.help,
+      labelNames: ['node'],
+      registers,
+      collect() {
+        this.reset();
+        for (const node of current()?.topNodes ?? []) this.set({ node: node.node }, input.read(node));
+      },
+    });
+  };
+  perNode({
+    name: 'eniflow_node_pods_waiting_for_ip',
+    help: 'Pods waiting for an IP on each of the nodes with the most of them (METRICS_TOP_NODES, default 20).',
+    read: (node) => node.waitingPods,
+  });
+  perNode({
+    name: 'eniflow_node_pod_ip_wait_oldest_seconds',
+    help: 'Longest wait for an IP on each of those nodes.',
+    read: (node) => node.oldestWaitSeconds,
+  });
+  new Gauge({
+    name: 'eniflow_pool_ips',
+    help: "Addresses in the Node CRs' pools by family and state (used: bound to a pod; idle: valid and free).",
+    labelNames: ['family', 'state'],
+    registers,
+    collect() {
+      this.reset();
+      for (const entry of current()?.poolIps ?? []) {
+        this.set({ family: entry.family, state: entry.state }, entry.count);
+      }
+    },
+  });
+  new Gauge({
+    name: 'eniflow_node_workflows',
+    help: 'Running node workflows by their IpamState search attribute, counted in Temporal by the leader.',
+    labelNames: ['ipam_state'],
+    registers,
+    collect() {
+      this.reset();
+      const states = source.nodeStates?.() ?? {};
+      for (const state of Object.keys(states).sort()) this.set({ ipam_state: state }, states[state] ?? 0);
+    },
+  });
+}
+
+/**
+ * A registry with Node's default process metrics, the watcher's counters and the leader's IPAM gauges. The watcher
+ * keeps its own counts, so each metric reads them when scraped and reports them as they are (a reset followed by one
+ * increment).
+ */
+export function watcherRegistry(source: HealthSource): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const counter = (input: { name: string; help: string; read: (metrics: WatcherMetrics) => number }): void => {
@@ -74,6 +171,7 @@ function watcherRegistry(source: HealthSource): Registry {
       },
     });
   }
+  ipamMetrics(registry, source);
   return registry;
 }
 

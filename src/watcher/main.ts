@@ -27,7 +27,9 @@ import { ResourceInformer } from './resource-informer.js';
 import type { InformerCounters } from './resource-informer.js';
 import { SignalDispatcher } from './signal-dispatcher.js';
 import type { SignalCounters } from './signal-dispatcher.js';
-import { loadWatcherConfig } from './watcher-config.js';
+import { ipamGauges } from './ipam-gauges.js';
+import type { IpamGauges } from './ipam-gauges.js';
+import { loadWatcherConfig, WATCHER_METRICS_DEFAULTS } from './watcher-config.js';
 import type { WatcherConfig } from './watcher-config.js';
 import { TemporalWorkflowGateway } from './workflow-gateway.js';
 import type { WorkflowGateway } from './workflow-gateway.js';
@@ -54,6 +56,10 @@ export interface WatcherHandle {
   metrics(): WatcherMetrics;
   /** Signals this replica sent for a node. */
   signalsFor(nodeName: string): number;
+  /** Pods waiting for an IP and pool addresses, from the informer caches; only while leader and synced. */
+  ipamGauges(): IpamGauges | undefined;
+  /** Node workflows by IPAM state as last counted in Temporal; only while leader. */
+  nodeStates(): Record<string, number> | undefined;
   /**
    * Stops informers, signalling and campaigning. `releaseLease` (default true, a graceful shutdown) gives up a
    * held lease so another replica takes over at once; false leaves it to expire, as a crash would.
@@ -148,6 +154,34 @@ export async function runWatcher(
     logger.info({ nodes: names.size }, 'Signalling every node once');
     for (const nodeName of names) dispatcher.enqueue({ nodeName, reason: 'watcher-start' });
   };
+  let isSynced = false;
+  void synced.then(() => {
+    isSynced = true;
+  });
+  const topNodes = config.metrics?.topNodes ?? WATCHER_METRICS_DEFAULTS.topNodes;
+  const nodeStatePollMs = config.metrics?.nodeStatePollMs ?? WATCHER_METRICS_DEFAULTS.nodeStatePollMs;
+  let nodeStates: Record<string, number> | undefined;
+  let nodeStateTimer: NodeJS.Timeout | undefined;
+  const pollNodeStates = async (): Promise<void> => {
+    if (gateway.countNodesByState === undefined) return;
+    try {
+      const counts = await gateway.countNodesByState();
+      if (elector.isLeader()) nodeStates = counts;
+    } catch (error) {
+      logger.warn({ err: error }, 'Could not count node workflows by IPAM state; the next poll tries again');
+    }
+  };
+  const startNodeStatePolls = (): void => {
+    clearInterval(nodeStateTimer);
+    void pollNodeStates();
+    nodeStateTimer = setInterval(() => void pollNodeStates(), nodeStatePollMs);
+  };
+  const stopNodeStatePolls = (): void => {
+    clearInterval(nodeStateTimer);
+    nodeStateTimer = undefined;
+    nodeStates = undefined;
+  };
+
   const elector = new LeaderElector({
     kubeConfig,
     namespace: config.lease.namespace,
@@ -159,6 +193,7 @@ export async function runWatcher(
     logger,
     onStartedLeading: () => {
       dispatcher.setActive(true);
+      startNodeStatePolls();
       void signalEveryNode();
       void gateway.ensureJanitor?.().catch((error: unknown) => {
         logger.warn({ err: error }, 'Could not start the orphan-ENI janitor; the next leader term tries again');
@@ -166,6 +201,7 @@ export async function runWatcher(
     },
     onStoppedLeading: () => {
       dispatcher.setActive(false);
+      stopNodeStatePolls();
     },
   });
 
@@ -187,6 +223,12 @@ export async function runWatcher(
     synced,
     isLeader: () => elector.isLeader(),
     signalsFor: (nodeName) => dispatcher.signalsFor(nodeName),
+    // Only the leader exports cluster facts, so summing over replicas never counts a pod twice.
+    ipamGauges: () =>
+      elector.isLeader() && isSynced
+        ? ipamGauges({ pods: pods.entries(), nodeCrs: nodeCrs.entries(), nowMs: Date.now(), topNodes })
+        : undefined,
+    nodeStates: () => (elector.isLeader() ? nodeStates : undefined),
     metrics: () => ({
       ...dispatcher.counters,
       isLeader: elector.isLeader(),
@@ -195,6 +237,7 @@ export async function runWatcher(
     }),
     stop: (options = {}) => {
       stopping ??= (async () => {
+        stopNodeStatePolls();
         await Promise.all(informers.map((informer) => informer.stop()));
         // No signal may leave after the lease is released: the next leader starts by signalling every node.
         await dispatcher.stop();
@@ -249,7 +292,12 @@ export function healthSourceOf(watcher: WatcherHandle): HealthSource {
   void watcher.synced.then(() => {
     synced = true;
   });
-  return { isSynced: () => synced, metrics: () => watcher.metrics() };
+  return {
+    isSynced: () => synced,
+    metrics: () => watcher.metrics(),
+    ipamGauges: () => watcher.ipamGauges(),
+    nodeStates: () => watcher.nodeStates(),
+  };
 }
 
 function isProcessEntry(): boolean {

@@ -12,6 +12,11 @@ export interface PodView {
   nodeName: string;
   phase: string;
   ips: string;
+  /**
+   * Set while the pod may be waiting for an IP (not host-network, not finished or being deleted, no IP yet): when it
+   * was scheduled (else created), epoch ms. Metrics only; never compared for signalling.
+   */
+  ipWaitSinceMs?: number;
 }
 
 /** What the watcher remembers of a Node CR: its spec and whether it is being deleted. */
@@ -19,6 +24,18 @@ export interface NodeCrView {
   nodeName: string;
   spec: string;
   deleting: boolean;
+  /** What the status says, for metrics only (status-only writes never signal): see {@link NodeCrIpam}. */
+  ipam: NodeCrIpam;
+}
+
+/** The IPAM facts of a Node CR's status the watcher exports as metrics. */
+export interface NodeCrIpam {
+  /** `namespace/name` of every pod holding an IP of the node (a set, built once per CR event, not per scrape). */
+  boundPods: ReadonlySet<string>;
+  /** Pool addresses by family: bound to a pod (`used`) or valid and free (`idle`). */
+  ips: { ipv4: { idle: number; used: number }; ipv6: { idle: number; used: number } };
+  /** The node runs in exclusive ENI mode: the controller leaves its pods alone. */
+  exclusiveEni: boolean;
 }
 
 /** What the watcher remembers of a core Node: readiness, labels and provider id. */
@@ -29,25 +46,88 @@ export interface CoreNodeView {
   providerId: string;
 }
 
-/** The minimal shape of a Node CR the watcher reads (metadata and spec). */
+/** The minimal shape of a Node CR the watcher reads (metadata, spec, and the IP entries of its status). */
 export interface NodeCrObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string; deletionTimestamp?: unknown };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    deletionTimestamp?: unknown;
+    labels?: Record<string, string>;
+  };
   spec?: unknown;
+  status?: {
+    networkInterfaces?: Record<
+      string,
+      { ipv4?: Record<string, NodeCrIpEntry>; ipv6?: Record<string, NodeCrIpEntry> } | undefined
+    >;
+  };
+}
+
+interface NodeCrIpEntry {
+  status?: string;
+  podID?: string;
+}
+
+function epochMs(time: Date | string | undefined): number | undefined {
+  if (time === undefined) return undefined;
+  const ms = new Date(time).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 export function podView(pod: V1Pod): PodView {
   const ips = (pod.status?.podIPs ?? []).map((entry) => entry.ip);
   if (ips.length === 0 && pod.status?.podIP !== undefined) ips.push(pod.status.podIP);
-  return { nodeName: pod.spec?.nodeName ?? '', phase: pod.status?.phase ?? '', ips: ips.sort().join(',') };
+  const view: PodView = {
+    nodeName: pod.spec?.nodeName ?? '',
+    phase: pod.status?.phase ?? '',
+    ips: ips.sort().join(','),
+  };
+  const phase = view.phase;
+  const mayWait =
+    view.nodeName !== '' &&
+    ips.length === 0 &&
+    pod.spec?.hostNetwork !== true &&
+    phase !== 'Succeeded' &&
+    phase !== 'Failed' &&
+    pod.metadata?.deletionTimestamp == null;
+  if (mayWait) {
+    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True');
+    const since = epochMs(scheduled?.lastTransitionTime) ?? epochMs(pod.metadata?.creationTimestamp);
+    if (since !== undefined) view.ipWaitSinceMs = since;
+  }
+  return view;
 }
 
+/** The label Terway puts on a node (and its CR) in exclusive ENI mode. */
+const EXCLUSIVE_ENI_LABEL = 'k8s.aliyun.com/exclusive-mode-eni-type';
+
 export function nodeCrView(node: NodeCrObject): NodeCrView {
+  const bound = new Set<string>();
+  const ipam: NodeCrIpam = {
+    boundPods: bound,
+    ips: { ipv4: { idle: 0, used: 0 }, ipv6: { idle: 0, used: 0 } },
+    exclusiveEni: (node.metadata?.labels?.[EXCLUSIVE_ENI_LABEL] ?? '').toLowerCase() === 'enionly',
+  };
+  for (const eni of Object.values(node.status?.networkInterfaces ?? {})) {
+    for (const family of ['ipv4', 'ipv6'] as const) {
+      for (const entry of Object.values(eni?.[family] ?? {})) {
+        if (entry.podID !== undefined && entry.podID !== '') {
+          bound.add(entry.podID);
+          ipam.ips[family].used += 1;
+        } else if (entry.status === 'Valid') {
+          ipam.ips[family].idle += 1;
+        }
+      }
+    }
+  }
   return {
     nodeName: node.metadata?.name ?? '',
     spec: stableJson(node.spec ?? {}),
     deleting: node.metadata?.deletionTimestamp != null,
+    ipam,
   };
 }
 

@@ -129,6 +129,11 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
     return names;
   }
 
+  /** The current projections by object key (`namespace/name`, or the name of a cluster-scoped object). */
+  entries(): IterableIterator<[string, V]> {
+    return this.views.entries();
+  }
+
   counters(): InformerCounters {
     const watch = this.kubeWatch.counters;
     return {

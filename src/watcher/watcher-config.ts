@@ -35,7 +35,12 @@ export interface WatcherConfig {
   healthAddress?: string;
   /** Settings recorded in every node workflow this watcher starts: the defaults with `NODE_WORKFLOW_SETTINGS` over them. */
   nodeSettings: NodeIpamSettings;
+  /** The leader's IPAM metrics: how many nodes get their own waiting-pod series, and how often states are counted. */
+  metrics?: { topNodes?: number; nodeStatePollMs?: number };
 }
+
+/** Defaults of {@link WatcherConfig.metrics}. */
+export const WATCHER_METRICS_DEFAULTS = { topNodes: 20, nodeStatePollMs: 60_000 } as const;
 
 /** The environment variables the watcher reads, with their meaning. */
 export const WATCHER_ENV = {
@@ -54,6 +59,8 @@ export const WATCHER_ENV = {
   LIST_TIMEOUT_SECONDS: 'deadline of each informer list; retried with backoff after it (default 60)',
   LOG_LEVEL: 'pino level (default `info`)',
   HEALTH_ADDRESS: 'serve `/healthz`, `/readyz` and `/metrics` on this `host:port` (default off)',
+  METRICS_TOP_NODES: 'nodes with the most pods waiting for an IP that get their own metric series (default 20)',
+  NODE_STATE_POLL_SECONDS: 'how often the leader counts node workflows by IPAM state in Temporal (default 60)',
   NODE_WORKFLOW_SETTINGS:
     'JSON object of node-workflow settings (e.g. `{"gcPeriodMs": 10000}`) over the defaults, recorded in workflows started from now on',
 } as const;
@@ -176,6 +183,22 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
     nodeSettings: nodeSettingsFrom(env['NODE_WORKFLOW_SETTINGS'], problems),
+    metrics: {
+      topNodes: positiveNumber({
+        env,
+        name: 'METRICS_TOP_NODES',
+        fallback: WATCHER_METRICS_DEFAULTS.topNodes,
+        problems,
+        integer: true,
+      }),
+      nodeStatePollMs:
+        positiveNumber({
+          env,
+          name: 'NODE_STATE_POLL_SECONDS',
+          fallback: WATCHER_METRICS_DEFAULTS.nodeStatePollMs / 1000,
+          problems,
+        }) * 1000,
+    },
   };
   if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
   const healthAddress = env['HEALTH_ADDRESS'];

@@ -12,6 +12,8 @@ import type { Logger } from '../logger.js';
 import { activityLogInterceptors } from './sdk-logging.js';
 import type { WorkerTracing } from './tracing.js';
 import { CloudRecoveryNotifier } from './cloud-recovery.js';
+import { workerMetrics } from './metrics.js';
+import type { WorkerMetrics } from './metrics.js';
 
 /**
  * Path of the workflow bundle entry, for `workflowsPath` or `bundleWorkflowCode`: the TypeScript source when this
@@ -46,6 +48,8 @@ export interface EniflowWorkerDeps {
   logger: Logger;
   eniPollIntervalMs?: number;
   maxConcurrentActivities?: number;
+  /** Where the workflows' metric sinks and the vSwitch cache report (default: the process's {@link workerMetrics}). */
+  metrics?: WorkerMetrics;
   /** A pre-built bundle (tests build one per file); otherwise see {@link workflowSource}. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Spans for activities and their Kubernetes calls (ECS calls get theirs from the `ecs` client's own tracer). */
@@ -60,6 +64,7 @@ export interface EniflowWorkerDeps {
 
 /** Builds the worker: the node workflow plus every activity, wired to the given clients. */
 export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Worker> {
+  const metrics = deps.metrics ?? workerMetrics;
   const recovery =
     deps.wakeNodesOnCloudRecovery === false
       ? undefined
@@ -69,9 +74,11 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
           taskQueue: deps.taskQueue,
           logger: deps.logger,
         });
+  const vSwitches = deps.vSwitches ?? new VSwitchCache();
+  metrics.watchVSwitches(vSwitches);
   const activities = createActivities({
     ecs: deps.ecs,
-    vSwitches: deps.vSwitches ?? new VSwitchCache(),
+    vSwitches,
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
@@ -91,5 +98,6 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities ?? 100,
     // One workflow per node: bound the cache so a large cluster does not exhaust the worker's memory.
     maxCachedWorkflows: 1000,
+    sinks: metrics.sinks,
   });
 }

@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { NativeConnection, Runtime } from '@temporalio/worker';
-import type { WorkerOptions } from '@temporalio/worker';
+import type { Worker, WorkerOptions } from '@temporalio/worker';
 
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
@@ -10,10 +10,12 @@ import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
 import { createEniflowWorker, workflowSource } from './create-worker.js';
-import { ecsCallMetrics } from './metrics.js';
 import { temporalRuntimeLogging } from './sdk-logging.js';
 import { startTracing } from './tracing.js';
 import type { WorkerTracing } from './tracing.js';
+import { startWorkerHealthServer } from './health-server.js';
+import type { WorkerReadiness } from './health-server.js';
+import { ecsCallMetrics, workerMetrics } from './metrics.js';
 
 /**
  * Routes the Temporal SDK's own logs, workflow `log` calls and the native core's logs into the same pino JSON
@@ -34,6 +36,50 @@ export function installTemporalRuntime(input: { logger: Logger; metricsAddress?:
 export interface RunningWorker {
   done: Promise<void>;
   stop(): Promise<void>;
+  /** False once the worker has failed (the process is about to exit). */
+  live(): boolean;
+  /** Ready while the worker runs, both pollers poll, and Temporal's frontend answers a health check. */
+  readiness(): Promise<WorkerReadiness>;
+}
+
+/** A frontend health check is reused this long, so probes of many replicas do not each cost a call. */
+const CONNECTION_CHECK_TTL_MS = 5_000;
+
+/** Whether the worker takes tasks: its run state and pollers, then the connection (see {@link RunningWorker}). */
+function workerReadiness(worker: Worker, connection: NativeConnection): () => Promise<WorkerReadiness> {
+  let checked: { atMs: number; result: Promise<WorkerReadiness> } | undefined;
+  const checkConnection = async (): Promise<WorkerReadiness> => {
+    try {
+      const response = await connection.withDeadline(Date.now() + 2_000, () =>
+        connection.healthService.check({ service: 'temporal.api.workflowservice.v1.WorkflowService' }),
+      );
+      // grpc.health.v1 ServingStatus SERVING (the enum lives in @temporalio/proto, not a direct dependency).
+      const serving = (response.status as number) === 1;
+      return serving
+        ? { ready: true, reason: 'ok' }
+        : { ready: false, reason: `Temporal frontend not serving (status ${String(response.status)})` };
+    } catch (error) {
+      return {
+        ready: false,
+        reason: `Temporal unreachable: ${error instanceof Error ? error.message : String(error)}`,
+      };
+    }
+  };
+  return async () => {
+    const status = worker.getStatus();
+    if (status.runState !== 'RUNNING') return { ready: false, reason: `worker is ${status.runState}` };
+    if (status.workflowPollerState !== 'POLLING' || status.activityPollerState !== 'POLLING') {
+      return {
+        ready: false,
+        reason: `pollers: workflow ${status.workflowPollerState}, activity ${status.activityPollerState}`,
+      };
+    }
+    const now = Date.now();
+    if (checked === undefined || now - checked.atMs > CONNECTION_CHECK_TTL_MS) {
+      checked = { atMs: now, result: checkConnection() };
+    }
+    return checked.result;
+  };
 }
 
 /**
@@ -105,6 +151,8 @@ export async function startWorker(input: {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },
+    live: () => worker.getState() !== 'FAILED',
+    readiness: workerReadiness(worker, connection),
   };
 }
 
@@ -123,10 +171,27 @@ export async function runWorker(
     ...(config.metricsAddress === undefined ? {} : { metricsAddress: config.metricsAddress }),
   });
   const tracing = await startTracing({ env, logger });
-  const running = await startWorker({ config, logger, ...options, ...(tracing === undefined ? {} : { tracing }) });
+  let running: RunningWorker | undefined;
+  // Up before the worker starts (bundling and connecting take seconds): alive at once, ready once it polls.
+  const health =
+    config.healthAddress === undefined
+      ? undefined
+      : await startWorkerHealthServer({
+          address: config.healthAddress,
+          registry: workerMetrics.registry,
+          worker: () => running,
+          logger,
+        });
+  try {
+    running = await startWorker({ config, logger, ...options, ...(tracing === undefined ? {} : { tracing }) });
+  } catch (error) {
+    await health?.close();
+    throw error;
+  }
+  const started = running;
   const stop = (signal: string): void => {
     logger.info({ signal }, 'Shutting down worker');
-    void running.stop();
+    void started.stop();
   };
   process.once('SIGINT', () => {
     stop('SIGINT');
@@ -134,7 +199,11 @@ export async function runWorker(
   process.once('SIGTERM', () => {
     stop('SIGTERM');
   });
-  await running.done;
+  try {
+    await started.done;
+  } finally {
+    await health?.close();
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) {

@@ -1,27 +1,219 @@
-import { metricMeter } from '@temporalio/activity';
+import type { InjectedSinks } from '@temporalio/worker';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { EcsCallObserver } from '../activities/ecs/alibaba-ecs-api.js';
+import type { EcsFailureType } from '../activities/ecs/ecs-errors.js';
+import { ALREADY_DONE_CODES } from '../activities/ecs/ecs-operations.js';
+import type { EcsOperation } from '../activities/ecs/ecs-operations.js';
+import type { EniflowMetricsSinks } from '../workflows/metrics-sinks.js';
 
 /**
- * Records every ECS/VPC OpenAPI call as Prometheus metrics through the activity's Temporal metric meter, so they
- * are served on the worker's metrics endpoint (`METRICS_ADDRESS`) next to the SDK's own:
- * `eniflow_ecs_calls_total{operation,code}` and `eniflow_ecs_call_duration_ms{operation,code}` (Terway's
- * `aliyun_openapi_latency`). Calls made outside an activity (none in the worker) are not recorded.
+ * What one ECS call meant: `success`; `noop`, an error code saying the goal already holds (the saga's clean-ups,
+ * see `ALREADY_DONE_CODES`); `throttled`, the cloud's API quota; `failure`, anything else.
  */
-export function ecsCallMetrics(): EcsCallObserver {
-  return ({ operation, durationMs, code }) => {
-    let meter: typeof metricMeter;
-    try {
-      meter = metricMeter;
-      const tags = { operation, code };
-      meter
-        .createCounter('eniflow_ecs_calls', 'calls', 'ECS/VPC OpenAPI calls by operation and result code')
-        .add(1, tags);
-      metricMeter
-        .createHistogram('eniflow_ecs_call_duration', 'float', 'ms', 'ECS/VPC OpenAPI call latency')
-        .record(durationMs, tags);
-    } catch {
-      // Not in an activity context: nothing to record on.
+export type EcsCallOutcome = 'success' | 'noop' | 'throttled' | 'failure';
+
+export function ecsCallOutcome(call: {
+  operation: EcsOperation;
+  code: string;
+  failureType?: EcsFailureType;
+}): EcsCallOutcome {
+  if (call.code === 'OK') return 'success';
+  if (ALREADY_DONE_CODES[call.operation]?.includes(call.code) === true) return 'noop';
+  return call.failureType === 'EcsThrottled' ? 'throttled' : 'failure';
+}
+
+/**
+ * A node not heard of for this long loses its series: its workflow ended, or runs on another worker. The safety-net
+ * pass of an idle node comes every 6–7.5 h (`idleWakeMs`), so a live node is never dropped.
+ */
+const NODE_SERIES_TTL_MS = 24 * 3_600_000;
+
+/** Anything that knows which vSwitches it has blocked (the worker's `VSwitchCache`). */
+export interface BlockedVSwitchSource {
+  blocked(): readonly { vSwitchId: string }[];
+}
+
+/** The worker's Prometheus registry and what feeds it: the ECS client, the workflows' sinks and the vSwitch cache. */
+export interface WorkerMetrics {
+  readonly registry: Registry;
+  readonly ecsCallObserver: EcsCallObserver;
+  readonly sinks: InjectedSinks<EniflowMetricsSinks>;
+  /** Exports the blocked vSwitches of this cache too (a process may run several workers, as tests do). */
+  watchVSwitches(source: BlockedVSwitchSource): void;
+}
+
+/**
+ * Builds the worker's registry: ECS calls by operation and outcome, their latency, waits on the worker's own rate
+ * limit, blocked vSwitches, each node's last (successful) pass, the janitor's passes, and Node's process metrics.
+ * Per-node pass times are timestamps, so across workers `max by (node)` is the truth even when a node's workflow
+ * moved and the old worker still remembers an earlier pass.
+ */
+export function createWorkerMetrics(): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const ecsCalls = new Counter({
+    name: 'eniflow_ecs_calls_total',
+    help: 'ECS/VPC OpenAPI calls by operation, outcome (success, noop, throttled, failure) and cloud code.',
+    labelNames: ['operation', 'outcome', 'code'],
+    registers,
+  });
+  const ecsDuration = new Histogram({
+    name: 'eniflow_ecs_call_duration_seconds',
+    help: 'ECS/VPC OpenAPI call latency (Terway: aliyun_openapi_latency), after any rate-limit wait.',
+    labelNames: ['operation', 'outcome'],
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20],
+    registers,
+  });
+  const rateLimitWait = new Counter({
+    name: 'eniflow_ecs_rate_limit_wait_seconds_total',
+    help: "Time ECS calls waited for the worker's own per-operation budget (rate-limiter.ts) before being sent.",
+    labelNames: ['operation'],
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: 'eniflow_ecs_rate_limited_calls_total',
+    help: "ECS calls that had to wait for the worker's own per-operation budget.",
+    labelNames: ['operation'],
+    registers,
+  });
+  const ecsCallObserver: EcsCallObserver = (call) => {
+    const outcome = ecsCallOutcome(call);
+    ecsCalls.inc({ operation: call.operation, outcome, code: call.code });
+    ecsDuration.observe({ operation: call.operation, outcome }, call.durationMs / 1000);
+    if (call.rateLimitWaitMs >= 1) {
+      rateLimited.inc({ operation: call.operation });
+      rateLimitWait.inc({ operation: call.operation }, call.rateLimitWaitMs / 1000);
     }
   };
+
+  const vSwitchSources = new Set<BlockedVSwitchSource>();
+  new Gauge({
+    name: 'eniflow_vswitch_blocked',
+    help: 'vSwitches this worker has blocked after the cloud said they ran out of addresses (1 per blocked vSwitch).',
+    labelNames: ['vswitch'],
+    registers,
+    collect() {
+      this.reset();
+      const blocked = new Set(
+        [...vSwitchSources].flatMap((source) => source.blocked().map((block) => block.vSwitchId)),
+      );
+      for (const vswitch of [...blocked].sort()) this.set({ vswitch }, 1);
+    },
+  });
+
+  const nodes = new Map<string, { lastMs: number; lastOkMs?: number }>();
+  const prunedNodes = (): [string, { lastMs: number; lastOkMs?: number }][] => {
+    const oldest = Date.now() - NODE_SERIES_TTL_MS;
+    for (const [name, node] of nodes) if (node.lastMs < oldest) nodes.delete(name);
+    return [...nodes].sort(([a], [b]) => (a < b ? -1 : 1));
+  };
+  new Gauge({
+    name: 'eniflow_node_last_pass_timestamp_seconds',
+    help: "Unix time of the node workflow's last reconcile pass seen by this worker.",
+    labelNames: ['node'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [node, times] of prunedNodes()) this.set({ node }, times.lastMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'eniflow_node_last_successful_pass_timestamp_seconds',
+    help: "Unix time of the node workflow's last reconcile pass that did not fail, seen by this worker.",
+    labelNames: ['node'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [node, times] of prunedNodes()) {
+        if (times.lastOkMs !== undefined) this.set({ node }, times.lastOkMs / 1000);
+      }
+    },
+  });
+  const passes = new Counter({
+    name: 'eniflow_node_passes_total',
+    help: 'Reconcile passes of node workflows on this worker, by outcome (success, failure).',
+    labelNames: ['outcome'],
+    registers,
+  });
+
+  const janitorPasses = new Counter({
+    name: 'eniflow_janitor_passes_total',
+    help: 'Orphan-ENI janitor passes.',
+    labelNames: ['dry_run'],
+    registers,
+  });
+  const janitorOrphans = new Gauge({
+    name: 'eniflow_janitor_orphans',
+    help: 'Orphan ENIs the last janitor pass on this worker found.',
+    labelNames: ['dry_run'],
+    registers,
+  });
+  const janitorLastPass = new Gauge({
+    name: 'eniflow_janitor_last_pass_timestamp_seconds',
+    help: 'Unix time of the last janitor pass on this worker.',
+    registers,
+  });
+  const janitorDeleted = new Counter({
+    name: 'eniflow_janitor_deleted_enis_total',
+    help: 'Orphan ENIs the janitor deleted.',
+    registers,
+  });
+  const janitorFailures = new Counter({
+    name: 'eniflow_janitor_delete_failures_total',
+    help: 'Orphan ENI deletes that failed (retried next pass).',
+    registers,
+  });
+
+  const sinks: InjectedSinks<EniflowMetricsSinks> = {
+    eniflowMetrics: {
+      nodePass: {
+        // Replayed too, so a worker that picks up a node's workflow knows its last passes at once; the times are
+        // workflow times and only ever move forward, and the counter skips replays.
+        callDuringReplay: true,
+        fn: (info, pass) => {
+          const node = nodes.get(pass.nodeName) ?? { lastMs: 0 };
+          node.lastMs = Math.max(node.lastMs, pass.atMs);
+          if (pass.ok) node.lastOkMs = Math.max(node.lastOkMs ?? 0, pass.atMs);
+          nodes.set(pass.nodeName, node);
+          if (!info.unsafe.isReplaying) passes.inc({ outcome: pass.ok ? 'success' : 'failure' });
+        },
+      },
+      nodeGone: {
+        callDuringReplay: true,
+        fn: (_info, gone) => {
+          nodes.delete(gone.nodeName);
+        },
+      },
+      janitorPass: {
+        fn: (_info, pass) => {
+          const mode = { dry_run: String(pass.dryRun) };
+          janitorPasses.inc(mode);
+          janitorOrphans.set(mode, pass.orphans);
+          janitorLastPass.set(Date.now() / 1000);
+          if (pass.deleted > 0) janitorDeleted.inc(pass.deleted);
+          if (pass.failed > 0) janitorFailures.inc(pass.failed);
+        },
+      },
+    },
+  };
+
+  return {
+    registry,
+    ecsCallObserver,
+    sinks,
+    watchVSwitches: (source) => {
+      vSwitchSources.add(source);
+    },
+  };
+}
+
+/** The worker process's metrics, served on its health endpoint (`HEALTH_ADDRESS`, see health-server.ts). */
+export const workerMetrics: WorkerMetrics = createWorkerMetrics();
+
+/** The ECS call observer of {@link workerMetrics}, for `AlibabaEcsApi`'s `observe`. */
+export function ecsCallMetrics(metrics: WorkerMetrics = workerMetrics): EcsCallObserver {
+  return metrics.ecsCallObserver;
 }

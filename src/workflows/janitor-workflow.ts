@@ -4,7 +4,6 @@ import {
   continueAsNew,
   defineQuery,
   defineUpdate,
-  metricMeter,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -14,6 +13,7 @@ import { planOrphanEnis } from '../ipam/index.js';
 import type { OrphanEniPlan } from '../ipam/index.js';
 import type { Activities } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
+import { metricsSink } from './metrics-sinks.js';
 
 const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);
 const kubeNotice = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeNotice);
@@ -114,12 +114,10 @@ async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }
     kept: {},
   };
   for (const kept of plan.kept) report.kept[kept.reason] = (report.kept[kept.reason] ?? 0) + 1;
-  const mode = { dry_run: String(input.dryRun) };
-  metricMeter.createCounter('eniflow_janitor_passes', 'passes', 'orphan-ENI janitor passes').add(1, mode);
-  metricMeter
-    .createGauge('eniflow_janitor_orphans', 'int', 'enis', 'orphan ENIs the last janitor pass found')
-    .set(plan.orphans.length, mode);
-  if (input.dryRun) return report;
+  if (input.dryRun) {
+    metricsSink.janitorPass({ dryRun: true, orphans: plan.orphans.length, deleted: 0, failed: 0 });
+    return report;
+  }
   for (const orphan of plan.orphans) {
     try {
       await release.deleteEni({ eniId: orphan.eniId });
@@ -146,15 +144,11 @@ async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }
       // Best effort: the report and the logs still say it.
     }
   }
-  if (report.deleted.length > 0) {
-    metricMeter
-      .createCounter('eniflow_janitor_deleted_enis', 'enis', 'orphan ENIs the janitor deleted')
-      .add(report.deleted.length);
-  }
-  if (report.failed.length > 0) {
-    metricMeter
-      .createCounter('eniflow_janitor_delete_failures', 'enis', 'orphan ENI deletes that failed (retried next pass)')
-      .add(report.failed.length);
-  }
+  metricsSink.janitorPass({
+    dryRun: false,
+    orphans: plan.orphans.length,
+    deleted: report.deleted.length,
+    failed: report.failed.length,
+  });
   return report;
 }

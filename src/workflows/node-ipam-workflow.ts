@@ -10,6 +10,7 @@ import {
 
 import { gcSignal, gcUpdate, reconcileSignal, resyncSignal, stateQuery } from './messages.js';
 import type { IpamState, NodeWorkflowState } from './messages.js';
+import { metricsSink } from './metrics-sinks.js';
 import { NodeReconciler } from './node-reconciler.js';
 import type { CarriedState, NodeIpamSettings } from './node-reconciler.js';
 import {
@@ -68,6 +69,12 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
     // Search attributes change only when the value does, so history does not grow on quiet passes.
     const state = reconciler.currentIpamState();
     const instanceId = reconciler.currentInstanceId();
+    metricsSink.nodePass({
+      nodeName: input.nodeName,
+      ok: reconciler.carry().failureStreak === 0,
+      ipamState: state,
+      atMs: Date.now(),
+    });
     if (state !== publishedState) {
       upsertSearchAttributes([{ key: IPAM_STATE_SEARCH_ATTRIBUTE, value: state }]);
       publishedState = state;
@@ -77,6 +84,7 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
       publishedInstance = instanceId;
     }
     if (reconciler.finished) {
+      metricsSink.nodeGone({ nodeName: input.nodeName });
       await condition(allHandlersFinished);
       return reconciler.view();
     }

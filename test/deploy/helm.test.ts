@@ -232,7 +232,20 @@ describe('helm chart with Temporal TLS and RRSA values', () => {
     assert.equal(envMap(workerContainer.env)['METRICS_ADDRESS'], '0.0.0.0:9100');
     assert.deepEqual(
       workerContainer.ports?.map((port) => [port.name, port.containerPort]),
-      [['metrics', 9100]],
+      [
+        ['health', 8080],
+        ['sdk-metrics', 9100],
+      ],
+    );
+    const service = named(objects, 'Service', 'eniflow-worker') as KubernetesObject & {
+      spec?: { ports?: { name?: string; port?: number }[] };
+    };
+    assert.deepEqual(
+      service.spec?.ports?.map((port) => [port.name, port.port]),
+      [
+        ['health', 8080],
+        ['sdk-metrics', 9100],
+      ],
     );
   });
 

@@ -20,6 +20,7 @@ import type {
   V1Role,
   V1RoleBinding,
   V1Secret,
+  V1Service,
 } from '@kubernetes/client-node';
 
 import { WORKER_ENV } from '../../src/config.js';
@@ -94,6 +95,8 @@ describe('kustomize build deploy', () => {
       'PriorityClass/eniflow-critical',
       'Role/eniflow-watcher-leader-election',
       'RoleBinding/eniflow-watcher-leader-election',
+      'Service/eniflow-watcher',
+      'Service/eniflow-worker',
       'ServiceAccount/eniflow-watcher',
       'ServiceAccount/eniflow-worker',
     ]);
@@ -181,22 +184,24 @@ describe('kustomize build deploy', () => {
       );
       assert.ok(container.resources?.requests?.['cpu'] !== undefined && container.resources.requests['memory']);
       assert.ok(container.resources.limits?.['memory'], 'a memory limit');
+      // Both processes probe /readyz and /healthz on their health endpoint (HEALTH_ADDRESS).
+      assert.deepEqual(
+        [container.readinessProbe?.httpGet?.path, container.livenessProbe?.httpGet?.path],
+        ['/readyz', '/healthz'],
+      );
+      assert.deepEqual(
+        [container.readinessProbe?.httpGet?.port, container.livenessProbe?.httpGet?.port],
+        ['health', 'health'],
+      );
+      const healthPort = container.ports?.find((port) => port.name === 'health')?.containerPort;
+      const healthAddress = container.env?.find((env) => env.name === 'HEALTH_ADDRESS')?.value;
+      assert.equal(healthAddress, `0.0.0.0:${healthPort ?? 'none'}`, `the probes hit the port the ${component} serves`);
       if (component === 'worker') {
-        assert.ok(container.readinessProbe && container.livenessProbe, 'both probes');
-        const metricsPort = container.ports?.find((port) => port.name === 'metrics')?.containerPort;
+        const sdkPort = container.ports?.find((port) => port.name === 'sdk-metrics')?.containerPort;
         const metricsAddress = container.env?.find((env) => env.name === 'METRICS_ADDRESS')?.value;
-        assert.equal(metricsAddress, `0.0.0.0:${metricsPort ?? 'none'}`, 'the probes hit the port the worker serves');
-        for (const probe of [container.readinessProbe, container.livenessProbe]) {
-          assert.deepEqual([probe.httpGet?.path, probe.httpGet?.port], ['/metrics', 'metrics']);
-        }
+        assert.equal(metricsAddress, `0.0.0.0:${sdkPort ?? 'none'}`, "the Temporal SDK's exporter on its named port");
+        assert.ok('HEALTH_ADDRESS' in WORKER_ENV && 'METRICS_ADDRESS' in WORKER_ENV);
       } else {
-        assert.deepEqual(
-          [container.readinessProbe?.httpGet?.path, container.livenessProbe?.httpGet?.path],
-          ['/readyz', '/healthz'],
-        );
-        const healthPort = container.ports?.find((port) => port.name === 'health')?.containerPort;
-        const healthAddress = container.env?.find((env) => env.name === 'HEALTH_ADDRESS')?.value;
-        assert.equal(healthAddress, `0.0.0.0:${healthPort ?? 'none'}`, 'the probes hit the port the watcher serves');
         const fromPod = Object.fromEntries(
           (container.env ?? []).map((env) => [env.name, env.valueFrom?.fieldRef?.fieldPath ?? env.value]),
         );
@@ -222,6 +227,21 @@ describe('kustomize build deploy', () => {
       assert.equal(tls?.secret?.optional, true, 'TLS to Temporal is optional');
     });
   }
+
+  it("names each process's metrics ports in a headless Service that selects its pods", () => {
+    for (const component of ['worker', 'watcher'] as const) {
+      const service = named(objects, 'Service', `eniflow-${component}`) as V1Service;
+      const deployment = named(objects, 'Deployment', `eniflow-${component}`) as V1Deployment;
+      assert.equal(service.spec?.clusterIP, 'None');
+      assert.deepEqual(service.spec?.selector, deployment.spec?.selector.matchLabels);
+      const containerPorts = deployment.spec?.template.spec?.containers[0]?.ports ?? [];
+      assert.deepEqual(
+        (service.spec?.ports ?? []).map((port) => [port.name, port.targetPort, port.port]),
+        containerPorts.map((port) => [port.name, port.name, port.containerPort]),
+        `${component}: every container port, by name`,
+      );
+    }
+  });
 
   it('keeps one replica of each process through a drain, and runs both above ordinary pods', () => {
     const priorityClass = named(objects, 'PriorityClass', 'eniflow-critical') as V1PriorityClass;

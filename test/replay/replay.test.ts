@@ -11,6 +11,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
+import { createWorkerMetrics } from '../../src/worker/metrics.js';
 import { bundleNodeWorkflow } from '../support/workflow-bundle.js';
 
 const HISTORIES = new URL('./histories/', import.meta.url);
@@ -29,7 +30,12 @@ describe('workflow replay', () => {
     it(`replays ${file}`, async () => {
       const history = historyFromJSON(JSON.parse(await readFile(new URL(file, HISTORIES), 'utf8')) as unknown);
       assert.ok((history.events?.length ?? 0) > 3, 'a real history, not an empty one');
-      await Worker.runReplayHistory({ workflowBundle: bundle }, history, `replay-${file}`);
+      // The production sinks too: the node workflow's pass metrics are also called during replay.
+      await Worker.runReplayHistory(
+        { workflowBundle: bundle, sinks: createWorkerMetrics().sinks },
+        history,
+        `replay-${file}`,
+      );
     });
   }
 });

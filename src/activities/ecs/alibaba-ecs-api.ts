@@ -7,6 +7,7 @@ import type { CloudEni, VSwitchInfo } from '../../ipam/index.js';
 import type { CallTracer } from '../call-tracer.js';
 import type { CreateEniRequest, EcsApi, EcsCallResult } from './ecs-api.js';
 import { classifyEcsError, EcsCallError } from './ecs-errors.js';
+import type { EcsFailureType } from './ecs-errors.js';
 import type { EcsOperation } from './ecs-operations.js';
 import type { EcsRateLimiter } from './rate-limiter.js';
 
@@ -23,8 +24,17 @@ export interface EcsConnectionConfig {
   connectTimeoutMs?: number;
 }
 
-/** Called after every cloud call, for metrics. */
-export type EcsCallObserver = (call: { operation: EcsOperation; durationMs: number; code: string }) => void;
+/**
+ * Called after every cloud call, for metrics: its duration, the cloud's answer (`OK` or the error code, with the
+ * failure's type), and how long it first waited for the worker's own rate limit (`rateLimitWaitMs`).
+ */
+export type EcsCallObserver = (call: {
+  operation: EcsOperation;
+  durationMs: number;
+  code: string;
+  failureType?: EcsFailureType;
+  rateLimitWaitMs: number;
+}) => void;
 
 /** The SDK modules and clients, loaded on first use (see {@link AlibabaEcsApi}). */
 interface Sdk {
@@ -162,32 +172,40 @@ export class AlibabaEcsApi implements EcsApi {
   /** Runs one SDK call under the operation's rate limit, turning any failure into an `EcsCallError`. */
   private async call<T>(operation: EcsOperation, send: (sdk: Sdk) => Promise<T>): Promise<T> {
     const sdk = await this.sdk();
+    const waitStarted = performance.now();
     await this.limiter?.take(operation);
-    if (this.tracer === undefined) return this.observed(operation, () => send(sdk));
+    const rateLimitWaitMs = performance.now() - waitStarted;
+    if (this.tracer === undefined) return this.observed({ operation, rateLimitWaitMs }, () => send(sdk));
     return this.tracer(
       {
         name: `ECS ${operation}`,
         attributes: { 'rpc.system': 'alibaba_cloud', 'rpc.service': serviceOf(operation), 'ecs.action': operation },
       },
-      (annotate) => this.observed(operation, () => send(sdk), annotate),
+      (annotate) => this.observed({ operation, rateLimitWaitMs }, () => send(sdk), annotate),
     );
   }
 
   private async observed<T>(
-    operation: EcsOperation,
+    { operation, rateLimitWaitMs }: { operation: EcsOperation; rateLimitWaitMs: number },
     send: () => Promise<T>,
     annotate?: (attributes: Record<string, string>) => void,
   ): Promise<T> {
     const started = performance.now();
     try {
       const result = await send();
-      this.observe?.({ operation, durationMs: performance.now() - started, code: 'OK' });
+      this.observe?.({ operation, durationMs: performance.now() - started, code: 'OK', rateLimitWaitMs });
       const requestId = (result as { body?: { requestId?: unknown } } | undefined)?.body?.requestId;
       annotate?.({ 'ecs.code': 'OK', ...(typeof requestId === 'string' ? { 'ecs.request_id': requestId } : {}) });
       return result;
     } catch (error) {
       const failure = classifyEcsError({ operation, error });
-      this.observe?.({ operation, durationMs: performance.now() - started, code: failure.code });
+      this.observe?.({
+        operation,
+        durationMs: performance.now() - started,
+        code: failure.code,
+        failureType: failure.type,
+        rateLimitWaitMs,
+      });
       annotate?.({
         'ecs.code': failure.code,
         'ecs.failure_type': failure.type,

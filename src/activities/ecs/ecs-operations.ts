@@ -33,3 +33,16 @@ export const DEFAULT_CALLS_PER_MINUTE: Readonly<Record<EcsOperation, number>> = 
   UnassignIpv6Addresses: 400,
   DescribeVSwitches: 300,
 };
+
+/**
+ * Error codes that mean an operation's goal already holds, per operation: the saga's clean-ups meet them all the
+ * time (detaching an ENI that never got attached, deleting one that is already gone) and the activities treat them
+ * as done, so metrics count them as `noop`, not as failures. Detach's `InvalidEniState` is the cloud's answer for
+ * an ENI that is `Available` (never attached, or already detached); the activity confirms that with a describe.
+ */
+export const ALREADY_DONE_CODES: Readonly<Partial<Record<EcsOperation, readonly string[]>>> = {
+  DetachNetworkInterface: ['InvalidEniId.NotFound', 'InvalidOperation.InvalidEniState'],
+  DeleteNetworkInterface: ['InvalidEniId.NotFound'],
+  UnassignPrivateIpAddresses: ['InvalidIp.IpUnassigned', 'InvalidEniId.NotFound'],
+  UnassignIpv6Addresses: ['InvalidIp.IpUnassigned', 'InvalidEniId.NotFound'],
+};

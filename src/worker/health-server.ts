@@ -1,0 +1,83 @@
+import { createServer } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+
+import type { Registry } from 'prom-client';
+
+import type { Logger } from '../logger.js';
+
+/** Whether the worker takes work now, and if not, why (the `/readyz` body). */
+export interface WorkerReadiness {
+  ready: boolean;
+  reason: string;
+}
+
+/**
+ * Serves the worker's probes and eniflow's metrics: `/healthz` (the process answers and the worker has not failed),
+ * `/readyz` (its pollers run and Temporal answers: see `RunningWorker.readiness`) and `/metrics` (the prom-client
+ * registry: ECS calls, node passes, janitor, blocked vSwitches, Node's process metrics). The Temporal SDK's own
+ * metrics stay on its exporter (`METRICS_ADDRESS`).
+ */
+export async function startWorkerHealthServer(input: {
+  address: string;
+  registry: Registry;
+  /** Undefined while the worker is still starting (bundling, connecting): alive, not ready. */
+  worker: () => { live(): boolean; readiness(): Promise<WorkerReadiness> } | undefined;
+  logger: Logger;
+}): Promise<{ port: number; close(): Promise<void> }> {
+  const text = (response: ServerResponse, status: number, body: string): void => {
+    response.writeHead(status, { 'content-type': 'text/plain' }).end(`${body}\n`);
+  };
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const worker = input.worker();
+    if (path === '/healthz') {
+      const live = worker?.live() ?? true;
+      text(response, live ? 200 : 503, live ? 'ok' : 'worker failed');
+    } else if (path === '/readyz') {
+      if (worker === undefined) {
+        text(response, 503, 'worker starting');
+        return;
+      }
+      worker.readiness().then(
+        (readiness) => {
+          text(response, readiness.ready ? 200 : 503, readiness.reason);
+        },
+        (error: unknown) => {
+          text(response, 503, `readiness check failed: ${error instanceof Error ? error.message : String(error)}`);
+        },
+      );
+    } else if (path === '/metrics') {
+      input.registry.metrics().then(
+        (body) => response.writeHead(200, { 'content-type': input.registry.contentType }).end(body),
+        (error: unknown) => {
+          input.logger.error({ err: error }, 'Could not collect metrics');
+          response.writeHead(500).end();
+        },
+      );
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  const separator = input.address.lastIndexOf(':');
+  const host = input.address.slice(0, separator);
+  const port = Number(input.address.slice(separator + 1));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      resolve();
+    });
+  });
+  const address = server.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  input.logger.info({ address: `${host}:${String(boundPort)}` }, 'Health and metrics endpoint listening');
+  return {
+    port: boundPort,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+        server.closeAllConnections();
+      }),
+  };
+}
