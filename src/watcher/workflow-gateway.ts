@@ -2,11 +2,12 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 
 import { DEFAULT_NODE_SETTINGS, reconcileSignal } from '../workflows/messages.js';
-import type { NodeIpamSettings } from '../workflows/messages.js';
+import type { IpamState, NodeIpamSettings } from '../workflows/messages.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
 import {
   JANITOR_WORKFLOW_ID,
   JANITOR_WORKFLOW_TYPE,
+  IPAM_STATE_SEARCH_ATTRIBUTE,
   NODE_NAME_SEARCH_ATTRIBUTE,
   NODE_WORKFLOW_TYPE,
   nodeWorkflowId,
@@ -18,6 +19,25 @@ export interface WorkflowGateway {
   signalNode(signal: NodeSignal): Promise<void>;
   /** Starts the cluster's orphan-ENI janitor unless it runs already. */
   ensureJanitor?(): Promise<void>;
+}
+
+/**
+ * The Web UI's fixed summary and details of a node's workflow (Temporal user metadata, set at start). What changes
+ * (state, instance, errors, next pass) is in the workflow's current details and search attributes.
+ */
+export function nodeUserMetadata(nodeName: string): { staticSummary: string; staticDetails: string } {
+  const id = nodeWorkflowId(nodeName);
+  return {
+    staticSummary: `eniflow IPAM of node ${nodeName}`,
+    staticDetails: [
+      `Pod IPs (multi-IP ENIs) of Kubernetes node \`${nodeName}\`: one long-lived workflow, woken by the watcher.`,
+      '',
+      `- state: \`npm run eniflow -- node ${nodeName}\` or \`temporal workflow query --workflow-id ${id} --type state\``,
+      `- GC now: \`npm run eniflow -- gc ${nodeName}\`; resync with the cloud: \`npm run eniflow -- resync ${nodeName}\``,
+      `- Node CR: \`kubectl get nodes.network.alibabacloud.com ${nodeName} -o yaml\``,
+      '- search attributes: `NodeName`, `InstanceId`, `IpamState`, `EniflowErrorCode`, `EniflowErrorSince`',
+    ].join('\n'),
+  };
 }
 
 /**
@@ -44,7 +64,12 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
       args: [{ nodeName: signal.nodeName, settings: this.nodeSettings }],
       signal: reconcileSignal,
       signalArgs: [signal.reason],
-      typedSearchAttributes: new TypedSearchAttributes([{ key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName }]),
+      // IpamState is set at start, so a node is listed as Starting before its first pass ends.
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName },
+        { key: IPAM_STATE_SEARCH_ATTRIBUTE, value: 'Starting' satisfies IpamState },
+      ]),
+      ...nodeUserMetadata(signal.nodeName),
     });
   }
 
