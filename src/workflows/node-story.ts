@@ -57,6 +57,8 @@ export class NodeStory {
   private publishedInstance: string | undefined;
   private stuckOn: StuckOn | undefined;
   private readonly ignoredSignals: { name: string; at: string }[] = [];
+  /** Start of the pass in progress, if one is. */
+  private passStartMs: number | undefined;
 
   constructor(input: { nodeName: string; source: StorySource }) {
     this.nodeName = input.nodeName;
@@ -89,11 +91,13 @@ export class NodeStory {
   }
 
   passStarting(): void {
-    this.refreshDetails({ passing: true });
+    this.passStartMs = Date.now();
+    this.refreshDetails();
   }
 
   /** After a pass: publishes what changed; `passStartMs` tells the pass's own errors from older ones. */
   passEnded(passStartMs: number): void {
+    this.passStartMs = undefined;
     const state = this.source.currentIpamState();
     const instanceId = this.source.currentInstanceId();
     const stateChange: SearchAttributeUpdatePair[] =
@@ -151,6 +155,7 @@ export class NodeStory {
     log.warn('signal with an unknown name ignored', { signalName: name, nodeName: this.nodeName });
     this.ignoredSignals.push({ name, at: iso(Date.now()) });
     if (this.ignoredSignals.length > MAX_IGNORED_SIGNALS) this.ignoredSignals.shift();
+    this.refreshDetails();
   }
 
   /** Whether a `gc` update should be answered at once: the node is in failure backoff (guarded by the patch). */
@@ -186,13 +191,15 @@ export class NodeStory {
     return view;
   }
 
-  private refreshDetails(input: { passing?: boolean } = {}): void {
-    setCurrentDetails(nodeDetails({ view: this.view(), passing: input.passing === true, nowMs: Date.now() }));
+  private refreshDetails(): void {
+    setCurrentDetails(
+      nodeDetails({ view: this.view(), ...(this.passStartMs === undefined ? {} : { passStartMs: this.passStartMs }) }),
+    );
   }
 }
 
 /** The current details of a node workflow: markdown, a few lines, most telling first. */
-export function nodeDetails(input: { view: NodeWorkflowState; passing: boolean; nowMs: number }): string {
+export function nodeDetails(input: { view: NodeWorkflowState; passStartMs?: number }): string {
   const { view } = input;
   const lines: string[] = [];
   const pods =
@@ -211,8 +218,8 @@ export function nodeDetails(input: { view: NodeWorkflowState; passing: boolean; 
     lines.push(`Error \`${view.stuckOn.code}\`${where} since ${view.stuckOn.since}${message}`);
   }
   if ((view.failedPasses ?? 0) > 0) lines.push(`${view.failedPasses ?? 0} failed pass(es) in a row`);
-  if (input.passing) {
-    lines.push(`Pass #${view.reconcileCount + 1} running since ${iso(input.nowMs)}`);
+  if (input.passStartMs !== undefined) {
+    lines.push(`Pass running since ${iso(input.passStartMs)}`);
   } else if (view.nextPass !== undefined) {
     lines.push(`Next pass by ${view.nextPass.at}: ${view.nextPass.reason}`);
   }
