@@ -25,10 +25,13 @@ export interface WorkflowGateway {
  * The Web UI's fixed summary and details of a node's workflow (Temporal user metadata, set at start). What changes
  * (state, instance, errors, next pass) is in the workflow's current details and search attributes.
  */
-export function nodeUserMetadata(nodeName: string): { staticSummary: string; staticDetails: string } {
+export function nodeUserMetadata(
+  nodeName: string,
+  instanceId?: string,
+): { staticSummary: string; staticDetails: string } {
   const id = nodeWorkflowId(nodeName);
   return {
-    staticSummary: `eniflow IPAM of node ${nodeName}`,
+    staticSummary: `eniflow IPAM of node ${nodeName}${instanceId === undefined ? '' : ` (instance ${instanceId})`}`,
     staticDetails: [
       `Pod IPs (multi-IP ENIs) of Kubernetes node \`${nodeName}\`: one long-lived workflow, woken by the watcher.`,
       '',
@@ -48,12 +51,22 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
   private readonly client: Client;
   private readonly taskQueue: string;
   private readonly nodeSettings: NodeIpamSettings;
+  private readonly instanceOf: (nodeName: string) => string | undefined;
 
-  /** `nodeSettings` (default {@link DEFAULT_NODE_SETTINGS}) are recorded in every node workflow started here. */
-  constructor(options: { client: Client; taskQueue: string; nodeSettings?: NodeIpamSettings }) {
+  /**
+   * `nodeSettings` (default {@link DEFAULT_NODE_SETTINGS}) are recorded in every node workflow started here;
+   * `instanceOf` names a node's ECS instance for the workflow's static summary, when known.
+   */
+  constructor(options: {
+    client: Client;
+    taskQueue: string;
+    nodeSettings?: NodeIpamSettings;
+    instanceOf?: (nodeName: string) => string | undefined;
+  }) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.nodeSettings = options.nodeSettings ?? DEFAULT_NODE_SETTINGS;
+    this.instanceOf = options.instanceOf ?? (() => undefined);
   }
 
   async signalNode(signal: NodeSignal): Promise<void> {
@@ -69,7 +82,7 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
         { key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName },
         { key: IPAM_STATE_SEARCH_ATTRIBUTE, value: 'Starting' satisfies IpamState },
       ]),
-      ...nodeUserMetadata(signal.nodeName),
+      ...nodeUserMetadata(signal.nodeName, this.instanceOf(signal.nodeName)),
     });
   }
 
