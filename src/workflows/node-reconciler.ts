@@ -346,7 +346,13 @@ export class NodeReconciler {
   private nextPassReason(atMs: number): string {
     if (this.state.failureStreak > 0) return `retry after ${this.state.failureStreak} failed pass(es) (backoff)`;
     if (atMs === this.nextSyncMs) return 'OpenAPI sync due';
-    if (this.hasPendingWork) return 'GC period (idle IPs to release or pods waiting)';
+    if (this.hasPendingWork && atMs === (this.state.lastGcMs ?? this.lastPassEndMs()) + this.settings.gcPeriodMs) {
+      return 'GC period (idle IPs to release or pods waiting)';
+    }
+    const wait = this.state.daemonWait;
+    if (wait !== undefined && !wait.reported && atMs === wait.sinceMs + (this.settings.daemonWaitEventAfterMs ?? 0)) {
+      return 'daemon still not ready: Warning event due';
+    }
     return 'safety-net wake, unless a change comes first';
   }
 
