@@ -24,6 +24,8 @@ export const TEMPORAL_SEARCH_ATTRIBUTES = {
   NodeName: 'Keyword',
   InstanceId: 'Keyword',
   IpamState: 'Keyword',
+  EniflowErrorCode: 'Keyword',
+  EniflowErrorSince: 'Datetime',
 } as const;
 
 /**

@@ -21,7 +21,15 @@ import { startHealthServer } from './health-server.js';
 import type { HealthSource } from './health-server.js';
 import { LeaderElector } from './leader-elector.js';
 import type { LeaderCounters } from './leader-elector.js';
-import { coreNodeChange, coreNodeView, nodeCrChange, nodeCrView, podChange, podView } from './relevant-changes.js';
+import {
+  coreNodeChange,
+  coreNodeView,
+  instanceIdOf,
+  nodeCrChange,
+  nodeCrView,
+  podChange,
+  podView,
+} from './relevant-changes.js';
 import type { NodeCrObject } from './relevant-changes.js';
 import { ResourceInformer } from './resource-informer.js';
 import type { InformerCounters } from './resource-informer.js';
@@ -102,6 +110,8 @@ export async function runWatcher(
       client,
       taskQueue: config.temporal.taskQueue,
       nodeSettings: config.nodeSettings,
+      // Read when a workflow is started, by then the informer below exists.
+      instanceOf: (nodeName) => instanceIdOf(nodeCrs.view(nodeName)),
     });
   }
 

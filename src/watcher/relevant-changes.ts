@@ -77,6 +77,14 @@ function epochMs(time: Date | string | undefined): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
+/** The ECS instance a Node CR view names (`spec.nodeMetadata.instanceID`), if any. */
+export function instanceIdOf(view: NodeCrView | undefined): string | undefined {
+  if (view === undefined) return undefined;
+  const spec = JSON.parse(view.spec) as { nodeMetadata?: { instanceID?: unknown } };
+  const instanceId = spec.nodeMetadata?.instanceID;
+  return typeof instanceId === 'string' && instanceId !== '' ? instanceId : undefined;
+}
+
 export function podView(pod: V1Pod): PodView {
   const ips = (pod.status?.podIPs ?? []).map((entry) => entry.ip);
   if (ips.length === 0 && pod.status?.podIP !== undefined) ips.push(pod.status.podIP);

@@ -122,6 +122,11 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
     await this.listWatch.stop();
   }
 
+  /** The current view of the object with this key (`name`, or `namespace/name`). */
+  view(key: string): V | undefined {
+    return this.views.get(key);
+  }
+
   /** Node names the current objects refer to. */
   nodeNames(): Set<string> {
     const names = new Set<string>();

@@ -2,7 +2,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 
 import { DEFAULT_NODE_SETTINGS, IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
-import type { NodeIpamSettings } from '../workflows/messages.js';
+import type { IpamState, NodeIpamSettings } from '../workflows/messages.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
 import {
   JANITOR_WORKFLOW_ID,
@@ -24,6 +24,28 @@ export interface WorkflowGateway {
 }
 
 /**
+ * The Web UI's fixed summary and details of a node's workflow (Temporal user metadata, set at start). What changes
+ * (state, instance, errors, next pass) is in the workflow's current details and search attributes.
+ */
+export function nodeUserMetadata(
+  nodeName: string,
+  instanceId?: string,
+): { staticSummary: string; staticDetails: string } {
+  const id = nodeWorkflowId(nodeName);
+  return {
+    staticSummary: `eniflow IPAM of node ${nodeName}${instanceId === undefined ? '' : ` (instance ${instanceId})`}`,
+    staticDetails: [
+      `Pod IPs (multi-IP ENIs) of Kubernetes node \`${nodeName}\`: one long-lived workflow, woken by the watcher.`,
+      '',
+      `- state: \`npm run eniflow -- node ${nodeName}\` or \`temporal workflow query --workflow-id ${id} --type state\``,
+      `- GC now: \`npm run eniflow -- gc ${nodeName}\`; resync with the cloud: \`npm run eniflow -- resync ${nodeName}\``,
+      `- Node CR: \`kubectl get nodes.network.alibabacloud.com ${nodeName} -o yaml\``,
+      '- search attributes: `NodeName`, `InstanceId`, `IpamState`, `EniflowErrorCode`, `EniflowErrorSince`',
+    ].join('\n'),
+  };
+}
+
+/**
  * {@link WorkflowGateway} over the Temporal client: `signalWithStart` of the node's workflow (id from
  * `nodeWorkflowId`), so a node without a running workflow gets one.
  */
@@ -31,12 +53,22 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
   private readonly client: Client;
   private readonly taskQueue: string;
   private readonly nodeSettings: NodeIpamSettings;
+  private readonly instanceOf: (nodeName: string) => string | undefined;
 
-  /** `nodeSettings` (default {@link DEFAULT_NODE_SETTINGS}) are recorded in every node workflow started here. */
-  constructor(options: { client: Client; taskQueue: string; nodeSettings?: NodeIpamSettings }) {
+  /**
+   * `nodeSettings` (default {@link DEFAULT_NODE_SETTINGS}) are recorded in every node workflow started here;
+   * `instanceOf` names a node's ECS instance for the workflow's static summary, when known.
+   */
+  constructor(options: {
+    client: Client;
+    taskQueue: string;
+    nodeSettings?: NodeIpamSettings;
+    instanceOf?: (nodeName: string) => string | undefined;
+  }) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.nodeSettings = options.nodeSettings ?? DEFAULT_NODE_SETTINGS;
+    this.instanceOf = options.instanceOf ?? (() => undefined);
   }
 
   async signalNode(signal: NodeSignal): Promise<void> {
@@ -47,7 +79,12 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
       args: [{ nodeName: signal.nodeName, settings: this.nodeSettings }],
       signal: reconcileSignal,
       signalArgs: [signal.reason],
-      typedSearchAttributes: new TypedSearchAttributes([{ key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName }]),
+      // IpamState is set at start, so a node is listed as Starting before its first pass ends.
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName },
+        { key: IPAM_STATE_SEARCH_ATTRIBUTE, value: 'Starting' satisfies IpamState },
+      ]),
+      ...nodeUserMetadata(signal.nodeName, this.instanceOf(signal.nodeName)),
     });
   }
 

@@ -4,7 +4,9 @@ import {
   continueAsNew,
   defineQuery,
   defineUpdate,
+  log,
   proxyActivities,
+  setDefaultSignalHandler,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -72,6 +74,10 @@ export async function eniJanitorWorkflow(input: { settings?: Partial<JanitorSett
   let lastReport: JanitorReport | undefined;
   const reports = new Map<number, JanitorReport>();
   setHandler(janitorReportQuery, () => lastReport);
+  // The janitor takes no signal (it is driven by the runJanitor update): a signal sent to it is a mistake to see.
+  setDefaultSignalHandler((signalName) => {
+    log.warn('signal with an unknown name ignored (the janitor takes the runJanitor update)', { signalName });
+  });
   setHandler(runJanitorUpdate, async (options) => {
     requested += 1;
     const seq = requested;

@@ -23,6 +23,11 @@ export interface GcResult {
   removedEnis: string[];
   /** GC steps that failed and stay pending for the next pass. */
   failed: { action: GcAction; error: string }[];
+  /**
+   * Set when the update was answered at once instead of after a pass: the node is in failure backoff, so a pass
+   * would only meet the same failure. The GC still runs with the next pass.
+   */
+  deferred?: string;
 }
 
 /** Runs GC now and returns what it released (same as the `gc` signal, but the caller gets the outcome). */
@@ -33,12 +38,16 @@ export interface PendingOperation {
   kind: 'createEni' | 'assignIps' | 'removeEni' | 'unassignIps';
   eniId?: string;
   startedAtMs: number;
+  /** `startedAtMs` as ISO 8601 (in the `state` query). */
+  startedAt?: string;
   detail: string;
 }
 
 /** A failure the last passes saw, as operators need it: what, which cloud code, which request. */
 export interface RecordedError {
   atMs: number;
+  /** `atMs` as ISO 8601 (in the `state` query). */
+  at?: string;
   operation: string;
   type: string;
   message: string;
@@ -55,6 +64,18 @@ export interface NodeWorkflowState {
   /** Why the last pass did nothing, when it did nothing (daemon not ready, invalid spec…). */
   skipReason?: string;
   lastReconcileMs?: number;
+  /** End of the last pass, ISO 8601. */
+  lastReconcileAt?: string;
+  /** Passes failed in a row (the failure backoff grows with it); 0 when the last pass succeeded. */
+  failedPasses?: number;
+  /** When the next pass is due without any signal, ISO 8601, and why. */
+  nextPass?: { at: string; reason: string };
+  /** The failure keeping the node from `Ready`, as the `EniflowErrorCode`/`EniflowErrorSince` search attributes. */
+  stuckOn?: { code: string; since: string; operation: string; message: string };
+  /** When the pod waiting longest for an IP was first seen waiting, ISO 8601. */
+  oldestPendingSince?: string;
+  /** Signals sent under a name this workflow does not know, latest last (they are logged and otherwise ignored). */
+  ignoredSignals?: { name: string; at: string }[];
   reconcileCount: number;
   signalsReceived: number;
   lastPlan: { allocations: EniAllocation[]; gc: GcAction[]; unmetDemand: { normal: number; erdma: number } };

@@ -2,22 +2,18 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  setDefaultSignalHandler,
   setHandler,
   sleep,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 
 import { gcSignal, gcUpdate, reconcileSignal, resyncSignal, stateQuery } from './messages.js';
-import type { IpamState, NodeWorkflowState } from './messages.js';
+import type { NodeWorkflowState } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
 import { NodeReconciler } from './node-reconciler.js';
 import type { CarriedState, NodeIpamSettings } from './node-reconciler.js';
-import {
-  INSTANCE_ID_SEARCH_ATTRIBUTE,
-  IPAM_STATE_SEARCH_ATTRIBUTE,
-  NODE_NAME_SEARCH_ATTRIBUTE,
-} from './workflow-ids.js';
+import { NodeStory } from './node-story.js';
 
 /** Input of {@link nodeIpamWorkflow}; `carried` is set only by continue-as-new. */
 export interface NodeIpamWorkflowInput {
@@ -33,6 +29,7 @@ export interface NodeIpamWorkflowInput {
  */
 export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<NodeWorkflowState> {
   const reconciler = new NodeReconciler(input);
+  const story = new NodeStory({ nodeName: input.nodeName, source: reconciler });
   setHandler(reconcileSignal, () => {
     reconciler.noteSignal();
   });
@@ -42,51 +39,54 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
   setHandler(resyncSignal, () => {
     reconciler.requestResync();
   });
+  setDefaultSignalHandler((signalName) => {
+    story.noteIgnoredSignal(signalName);
+  });
   setHandler(gcUpdate, async () => {
+    // A node in failure backoff would make the caller wait out a failing pass (~50 s) to learn nothing new.
+    const deferred = story.gcDeferral();
+    if (deferred !== undefined) {
+      reconciler.requestGc();
+      return deferred;
+    }
     const seq = reconciler.requestGc();
     await condition(() => reconciler.gcDoneSeq >= seq);
     return reconciler.lastGcResult;
   });
-  setHandler(stateQuery, () => reconciler.view());
+  setHandler(stateQuery, () => story.view());
 
-  let publishedState: IpamState | undefined = workflowInfo().typedSearchAttributes.get(IPAM_STATE_SEARCH_ATTRIBUTE) as
-    IpamState | undefined;
-  let publishedInstance: string | undefined = workflowInfo().typedSearchAttributes.get(INSTANCE_ID_SEARCH_ATTRIBUTE);
-  if (workflowInfo().typedSearchAttributes.get(NODE_NAME_SEARCH_ATTRIBUTE) !== input.nodeName) {
-    upsertSearchAttributes([{ key: NODE_NAME_SEARCH_ATTRIBUTE, value: input.nodeName }]);
-  }
+  // IpamState is known before the first cloud call (Starting), not only after a first pass that may take a minute.
+  story.atStart();
 
   for (;;) {
     const wakeInMs = Math.max(1, reconciler.nextWakeMs() - Date.now());
-    await condition(() => reconciler.dirty, wakeInMs);
+    const failed = reconciler.failedPasses();
+    // Only the backoff timer says why it waits: a summary is stored with the timer, on every idle wait otherwise.
+    await (failed > 0
+      ? condition(() => reconciler.dirty, wakeInMs, { summary: `backoff after ${failed} failed pass(es)` })
+      : condition(() => reconciler.dirty, wakeInMs));
     const sinceLastMs = Date.now() - reconciler.lastPassEndMs();
     if (sinceLastMs < reconciler.settings.minReconcileIntervalMs) {
       await sleep(reconciler.settings.minReconcileIntervalMs - sinceLastMs);
     }
     reconciler.dirty = false;
+    const passStartMs = Date.now();
+    story.passStarting();
     await reconciler.pass();
 
-    // Search attributes change only when the value does, so history does not grow on quiet passes.
-    const state = reconciler.currentIpamState();
-    const instanceId = reconciler.currentInstanceId();
+    // A sink: the worker's pass-time gauges, at no history cost.
     metricsSink.nodePass({
       nodeName: input.nodeName,
       ok: reconciler.carry().failureStreak === 0,
-      ipamState: state,
+      ipamState: reconciler.currentIpamState(),
       atMs: Date.now(),
     });
-    if (state !== publishedState) {
-      upsertSearchAttributes([{ key: IPAM_STATE_SEARCH_ATTRIBUTE, value: state }]);
-      publishedState = state;
-    }
-    if (instanceId !== undefined && instanceId !== '' && instanceId !== publishedInstance) {
-      upsertSearchAttributes([{ key: INSTANCE_ID_SEARCH_ATTRIBUTE, value: instanceId }]);
-      publishedInstance = instanceId;
-    }
+    // Search attributes change only when the value does, so history does not grow on quiet passes.
+    story.passEnded(passStartMs);
     if (reconciler.finished) {
       metricsSink.nodeGone({ nodeName: input.nodeName });
       await condition(allHandlersFinished);
-      return reconciler.view();
+      return story.view();
     }
     if (workflowInfo().continueAsNewSuggested || reconciler.passesThisRun >= reconciler.settings.maxPassesPerRun) {
       await condition(allHandlersFinished);

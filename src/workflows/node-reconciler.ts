@@ -62,6 +62,7 @@ import type {
 } from '../ipam/index.js';
 import type { Activities, NodeSnapshot } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
+import { proxyActivitiesWithSummaries } from './activity-summaries.js';
 import { DEFAULT_NODE_SETTINGS } from './messages.js';
 import type {
   GcResult,
@@ -75,12 +76,12 @@ import type {
 const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);
 const statusWrite = proxyActivities<Activities>(ACTIVITY_POLICIES.statusWrite);
 const kubeNotice = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeNotice);
-const ecsRead = proxyActivities<Activities>(ACTIVITY_POLICIES.ecsRead);
-const create = proxyActivities<Activities>(ACTIVITY_POLICIES.createEni);
-const attach = proxyActivities<Activities>(ACTIVITY_POLICIES.attachEni);
-const wait = proxyActivities<Activities>(ACTIVITY_POLICIES.waitEniStatus);
-const release = proxyActivities<Activities>(ACTIVITY_POLICIES.releaseEni);
-const ipOps = proxyActivities<Activities>(ACTIVITY_POLICIES.ipOps);
+const ecsRead = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.ecsRead);
+const create = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.createEni);
+const attach = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.attachEni);
+const wait = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.waitEniStatus);
+const release = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.releaseEni);
+const ipOps = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.ipOps);
 
 export { DEFAULT_NODE_SETTINGS as DEFAULT_SETTINGS } from './messages.js';
 export type { NodeIpamSettings } from './messages.js';
@@ -182,6 +183,11 @@ function stepFailure(error: unknown): StepFailure {
 }
 
 const MAX_RECORDED_ERRORS = 20;
+
+/** Epoch ms as ISO 8601, for what people read (the `state` query, the Web UI). */
+function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
 
 /** The create a pending intent stands for, with exactly the parameters its token was first sent with. */
 function intentAllocation(intent: PendingCreate): Extract<EniAllocation, { kind: 'createEni' }> {
@@ -354,6 +360,11 @@ export class NodeReconciler {
     return this.instanceId;
   }
 
+  /** Passes failed in a row: while above 0 the node waits out its failure backoff between passes. */
+  failedPasses(): number {
+    return this.state.failureStreak;
+  }
+
   view(): NodeWorkflowState {
     const view: NodeWorkflowState = {
       nodeName: this.nodeName,
@@ -363,12 +374,20 @@ export class NodeReconciler {
       lastPlan: this.lastPlan,
       pods: { ...this.podCounts },
       enis: { ...this.eniCounts },
-      pendingOperations: [...this.pending],
-      lastErrors: [...this.state.lastErrors],
+      pendingOperations: this.pending.map((operation) => ({ ...operation, startedAt: isoTime(operation.startedAtMs) })),
+      lastErrors: this.state.lastErrors.map((error) => ({ ...error, at: isoTime(error.atMs) })),
+      failedPasses: this.state.failureStreak,
     };
     if (this.instanceId !== undefined) view.instanceId = this.instanceId;
     if (this.skipReason !== undefined) view.skipReason = this.skipReason;
-    if (this.lastPassMs !== undefined) view.lastReconcileMs = this.lastPassMs;
+    if (this.lastPassMs !== undefined) {
+      view.lastReconcileMs = this.lastPassMs;
+      view.lastReconcileAt = isoTime(this.lastPassMs);
+      const nextMs = this.nextWakeMs();
+      view.nextPass = { at: isoTime(nextMs), reason: this.nextPassReason(nextMs) };
+    }
+    const waitingSince = Object.values(this.state.pendingSince ?? {});
+    if (waitingSince.length > 0) view.oldestPendingSince = isoTime(Math.min(...waitingSince));
     if (this.state.unlistedEnis !== undefined) view.unlistedEnis = [...this.state.unlistedEnis];
     if (this.unschedulableEnis.length > 0) view.unschedulableEnis = [...this.unschedulableEnis];
     if (this.awaitingCniDelete > 0) view.podsAwaitingCniDelete = this.awaitingCniDelete;
@@ -377,6 +396,20 @@ export class NodeReconciler {
     if (failing.length > 0) view.failingOperations = failing.map((failure) => ({ ...failure }));
     if (this.blockedVSwitches.length > 0) view.blockedVSwitches = this.blockedVSwitches.map((block) => ({ ...block }));
     return view;
+  }
+
+  /** Why the pass at `atMs` (from {@link nextWakeMs}) is due, for the `state` query and the Web UI. */
+  private nextPassReason(atMs: number): string {
+    if (this.state.failureStreak > 0) return `retry after ${this.state.failureStreak} failed pass(es) (backoff)`;
+    if (atMs === this.nextSyncMs) return 'OpenAPI sync due';
+    if (this.hasPendingWork && atMs === (this.state.lastGcMs ?? this.lastPassEndMs()) + this.settings.gcPeriodMs) {
+      return 'GC period (idle IPs to release or pods waiting)';
+    }
+    const wait = this.state.daemonWait;
+    if (wait !== undefined && !wait.reported && atMs === wait.sinceMs + (this.settings.daemonWaitEventAfterMs ?? 0)) {
+      return 'daemon still not ready: Warning event due';
+    }
+    return 'safety-net wake, unless a change comes first';
   }
 
   private recordError(input: Omit<RecordedError, 'atMs'> & { call?: string; attempts?: number }): void {

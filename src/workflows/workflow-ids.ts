@@ -21,12 +21,20 @@ export function nodeWorkflowId(nodeName: string): string {
 export const NODE_NAME_SEARCH_ATTRIBUTE = defineSearchAttributeKey('NodeName', SearchAttributeType.KEYWORD);
 export const INSTANCE_ID_SEARCH_ATTRIBUTE = defineSearchAttributeKey('InstanceId', SearchAttributeType.KEYWORD);
 export const IPAM_STATE_SEARCH_ATTRIBUTE = defineSearchAttributeKey('IpamState', SearchAttributeType.KEYWORD);
+/**
+ * The failure keeping a node from being `Ready` (the cloud's code, else the failure type) and since when it has
+ * failed, so `IpamState = "Error" AND EniflowErrorCode = "…"` lists the nodes stuck on one cause; absent when healthy.
+ */
+export const ERROR_CODE_SEARCH_ATTRIBUTE = defineSearchAttributeKey('EniflowErrorCode', SearchAttributeType.KEYWORD);
+export const ERROR_SINCE_SEARCH_ATTRIBUTE = defineSearchAttributeKey('EniflowErrorSince', SearchAttributeType.DATETIME);
 
 /** Every search attribute eniflow needs registered on the Temporal namespace. */
 export const SEARCH_ATTRIBUTES = [
   NODE_NAME_SEARCH_ATTRIBUTE,
   INSTANCE_ID_SEARCH_ATTRIBUTE,
   IPAM_STATE_SEARCH_ATTRIBUTE,
+  ERROR_CODE_SEARCH_ATTRIBUTE,
+  ERROR_SINCE_SEARCH_ATTRIBUTE,
 ];
 
 /** The node a workflow id belongs to (see {@link nodeWorkflowId}); undefined for other workflows (the janitor). */

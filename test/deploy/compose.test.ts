@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 
 import { loadAllYaml } from '@kubernetes/client-node';
 
+import { TEMPORAL_SEARCH_ATTRIBUTES } from '../../scripts/lib/temporal-dev-server.js';
 import { REPO_ROOT, composeConfig, readRepoFile } from './deploy-tools.js';
 
 const execFileAsync = promisify(execFile);
@@ -218,14 +219,20 @@ exit 0
     await rm(stubs, { recursive: true, force: true });
   });
 
-  it('registers NodeName, InstanceId and IpamState as Keyword once', async () => {
+  it("registers eniflow's search attributes with their types once", async () => {
     const first = await runJob({ job: 'temporal-search-attributes', stubs, log });
     assert.deepEqual(
       first.filter((call) => call.includes('create')),
-      ['NodeName', 'InstanceId', 'IpamState'].map((n) => `operator search-attribute create --name ${n} --type Keyword`),
+      Object.entries(TEMPORAL_SEARCH_ATTRIBUTES).map(
+        ([name, type]) => `operator search-attribute create --name ${name} --type ${type}`,
+      ),
     );
     const second = await runJob({ job: 'temporal-search-attributes', stubs, log });
-    assert.deepEqual(second, Array<string>(3).fill('operator search-attribute list'), 'a second run only looks');
+    assert.deepEqual(
+      second,
+      Array<string>(Object.keys(TEMPORAL_SEARCH_ATTRIBUTES).length).fill('operator search-attribute list'),
+      'a second run only looks',
+    );
   });
 
   it('waits for the frontend, then creates the default namespace once', async () => {

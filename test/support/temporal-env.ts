@@ -18,6 +18,14 @@ export const SEARCH_ATTRIBUTE_KEYS = {
   nodeName: defineSearchAttributeKey('NodeName' satisfies RegisteredSearchAttribute, SearchAttributeType.KEYWORD),
   instanceId: defineSearchAttributeKey('InstanceId' satisfies RegisteredSearchAttribute, SearchAttributeType.KEYWORD),
   ipamState: defineSearchAttributeKey('IpamState' satisfies RegisteredSearchAttribute, SearchAttributeType.KEYWORD),
+  errorCode: defineSearchAttributeKey(
+    'EniflowErrorCode' satisfies RegisteredSearchAttribute,
+    SearchAttributeType.KEYWORD,
+  ),
+  errorSince: defineSearchAttributeKey(
+    'EniflowErrorSince' satisfies RegisteredSearchAttribute,
+    SearchAttributeType.DATETIME,
+  ),
 } as const;
 
 /** Client and worker connections to the shared dev server; close it in `after`. */

@@ -108,9 +108,12 @@ async function newCoreNode(prefix: string): Promise<string> {
   return name;
 }
 
+/** The ECS instance the watcher tests' Node CRs name. */
+const WATCHER_INSTANCE = 'i-watchertest0001';
+
 async function newNodeCr(name: string): Promise<void> {
   nodeCrs.push(name);
-  await createNodeCr(kube, { name, spec: { nodeMetadata: { zoneID: 'cn-hangzhou-a' } } });
+  await createNodeCr(kube, { name, spec: { nodeMetadata: { zoneID: 'cn-hangzhou-a', instanceID: WATCHER_INSTANCE } } });
 }
 
 function kubeServer(): string {
@@ -188,6 +191,15 @@ describe('signals', () => {
     assert.equal(description.type, NODE_WORKFLOW_TYPE);
     assert.equal(description.taskQueue, taskQueue);
     assert.deepEqual(description.typedSearchAttributes.get(SEARCH_ATTRIBUTE_KEYS.nodeName), busyNode);
+    // No worker serves this task queue: what the Web UI shows before the first pass.
+    assert.equal(description.typedSearchAttributes.get(SEARCH_ATTRIBUTE_KEYS.ipamState), 'Starting');
+    assert.equal(await description.staticSummary(), `eniflow IPAM of node ${busyNode} (instance ${WATCHER_INSTANCE})`);
+    const quietDescription = await temporal.client.workflow.getHandle(nodeWorkflowId(quietNode)).describe();
+    assert.equal(
+      await quietDescription.staticSummary(),
+      `eniflow IPAM of node ${quietNode}`,
+      'no Node CR, no instance',
+    );
     const history = await handle.fetchHistory();
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
     const input = started?.input?.payloads?.[0]?.data;

@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+/**
+ * `npm run eniflow -- <command>` (or the `eniflow` bin): operator commands over Temporal, configured like the worker
+ * and the watcher (`TEMPORAL_*`, see src/config.ts), plus `TEMPORAL_UI_URL` for Web UI links. See {@link CLI_USAGE}.
+ */
+import { Client, Connection } from '@temporalio/client';
+
+import { ConfigError, loadTemporalConnectionConfig } from '../config.js';
+import { CLI_COMMANDS, CLI_USAGE, runCli } from './commands.js';
+
+function write(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    write(CLI_USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (!(CLI_COMMANDS as readonly string[]).includes(command)) {
+    write(`eniflow: unknown command "${command}"\n${CLI_USAGE}`);
+    return 2;
+  }
+  const problems: string[] = [];
+  const config = loadTemporalConnectionConfig(process.env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const connection = await Connection.connect({
+    address: config.address,
+    ...(config.tls === undefined ? {} : { tls: config.tls }),
+    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+    ...(config.metadata === undefined ? {} : { metadata: config.metadata }),
+  });
+  try {
+    const uiUrl = process.env['TEMPORAL_UI_URL'];
+    return await runCli(argv, {
+      client: new Client({ connection, namespace: config.namespace }),
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      ...(uiUrl === undefined || uiUrl === '' ? {} : { uiUrl }),
+      out: write,
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`eniflow: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}

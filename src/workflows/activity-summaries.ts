@@ -1,0 +1,53 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { ActivityInterfaceFor, ActivityOptions } from '@temporalio/workflow';
+
+import type { Activities } from '../activities/index.js';
+
+type ActivityName = keyof Activities;
+type InputOf<K extends ActivityName> = Parameters<Activities[K]>[0];
+
+function ids(list: readonly string[]): string {
+  return list.length <= 3 ? list.join(', ') : `${list.slice(0, 3).join(', ')} +${list.length - 3}`;
+}
+
+/**
+ * What the Web UI's Pending Activities and event list show next to the activity type: the ENI, instance or vSwitch
+ * a cloud call is about. Only cloud calls get one, and not the per-pass vSwitch read: each summary is stored in its
+ * scheduled event (about 80 bytes), which a quiet pass should not pay for.
+ */
+const SUMMARIES: { [K in ActivityName]?: (input: InputOf<K>) => string } = {
+  createEni: (input) => `${input.eniKind} ENI in ${input.vSwitchId}, ${input.ipv4Count} IPv4 + ${input.ipv6Count} IPv6`,
+  attachEni: (input) => `${input.eniId} → ${input.instanceId}`,
+  waitEniStatus: (input) => `${input.eniId} until ${input.status}`,
+  detachEni: (input) => `${input.eniId} from ${input.instanceId}`,
+  deleteEni: (input) => input.eniId,
+  assignIpv4: (input) => `${input.count} on ${input.eniId}`,
+  assignIpv6: (input) => `${input.count} on ${input.eniId}`,
+  unassignIpv4: (input) => `${input.ips.length} from ${input.eniId}`,
+  unassignIpv6: (input) => `${input.ips.length} from ${input.eniId}`,
+  describeNodeEnis: (input) => input.instanceId,
+  describeEnisById: (input) => ids(input.eniIds),
+};
+
+type Summarize = (input: unknown) => string;
+type UntypedActivity = (input: unknown) => Promise<unknown>;
+
+/**
+ * `proxyActivities` whose cloud calls carry a {@link SUMMARIES} summary. A summary is user metadata of the
+ * command, not part of it, so histories recorded without summaries replay unchanged.
+ */
+export function proxyActivitiesWithSummaries(options: ActivityOptions): ActivityInterfaceFor<Activities> {
+  const plain = proxyActivities<Activities>(options);
+  return new Proxy(plain, {
+    get(target, name, receiver): unknown {
+      const summarize = typeof name === 'string' ? (SUMMARIES as Partial<Record<string, Summarize>>)[name] : undefined;
+      if (summarize === undefined || typeof name !== 'string') return Reflect.get(target, name, receiver);
+      return (input: unknown) => {
+        const summarized: unknown = proxyActivities<Activities>({ ...options, summary: summarize(input) });
+        const activity = (summarized as Partial<Record<string, UntypedActivity>>)[name];
+        if (activity === undefined) throw new Error(`no activity ${name}`);
+        return activity(input);
+      };
+    },
+  });
+}
