@@ -9,7 +9,7 @@ import { ConfigError, loadWorkerConfig, warnDeprecatedVariables } from '../confi
 import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
-import { createEniflowWorker, workflowSource } from './create-worker.js';
+import { createEniflowWorker } from './create-worker.js';
 import { ecsCallMetrics } from './metrics.js';
 
 const PINO_LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -83,15 +83,7 @@ export async function startWorker(input: {
     maxConcurrentActivities: config.maxConcurrentActivities,
     ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
   });
-  const source = workflowSource(input.workflowBundle);
-  logger.info(
-    {
-      address: config.temporal.address,
-      taskQueue: config.temporal.taskQueue,
-      workflowCode: 'workflowBundle' in source ? 'prebuilt bundle' : 'bundled from source at start',
-    },
-    'Worker started',
-  );
+  logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
   const done = worker.run().finally(async () => {
     await connection.close();
     logger.info('Worker stopped');
