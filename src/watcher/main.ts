@@ -40,6 +40,8 @@ export const BOUND_PODS_FIELD_SELECTOR = 'spec.nodeName!=';
 
 /** What a running watcher reports, for tests and (later) Prometheus. */
 export interface WatcherMetrics extends SignalCounters {
+  /** Nodes the start sweep still owes a signal. */
+  sweepPending: number;
   isLeader: boolean;
   leader: LeaderCounters;
   informers: { pods: InformerCounters; nodeCrs: InformerCounters; coreNodes: InformerCounters };
@@ -104,6 +106,7 @@ export async function runWatcher(
     logger,
     windowMs: config.coalesceWindowMs,
     maxDelayMs: config.coalesceMaxDelayMs,
+    sweepNodesPerSecond: config.startSweepNodesPerSecond,
   });
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -145,8 +148,11 @@ export async function runWatcher(
     await synced;
     if (!elector.isLeader()) return;
     const names = new Set([...nodeCrs.nodeNames(), ...coreNodes.nodeNames()]);
-    logger.info({ nodes: names.size }, 'Signalling every node once');
-    for (const nodeName of names) dispatcher.enqueue({ nodeName, reason: 'watcher-start' });
+    logger.info(
+      { nodes: names.size, nodesPerSecond: config.startSweepNodesPerSecond },
+      'Signalling every node once, spread over time',
+    );
+    dispatcher.sweep(names, 'watcher-start');
   };
   const elector = new LeaderElector({
     kubeConfig,
@@ -189,6 +195,7 @@ export async function runWatcher(
     signalsFor: (nodeName) => dispatcher.signalsFor(nodeName),
     metrics: () => ({
       ...dispatcher.counters,
+      sweepPending: dispatcher.sweepPending(),
       isLeader: elector.isLeader(),
       leader: { ...elector.counters },
       informers: { pods: pods.counters(), nodeCrs: nodeCrs.counters(), coreNodes: coreNodes.counters() },
