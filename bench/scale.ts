@@ -154,7 +154,9 @@ function startRole(input: { name: string; script: string; env: NodeJS.ProcessEnv
   return new ManagedProcess({
     name: input.name,
     command: process.execPath,
-    args: ['--import', 'tsx', input.script],
+    // tsx's ESM hooks only: src/ is all ESM, and without the CommonJS hooks the thousands of require() calls inside
+    // node_modules skip tsx's resolver (about 0.7 s less CPU per worker start).
+    args: ['--import', 'tsx/esm', input.script],
     cwd: REPO_ROOT,
     env: input.env,
     logPath: join(input.logDir, `${input.name}.log`),

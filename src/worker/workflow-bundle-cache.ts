@@ -15,7 +15,11 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger } from '../logger.js';
 
 const BUNDLE_PREFIX = 'workflow-bundle-';
-/** Entries nobody used for this long are removed when a new one is written (a changed source tree leaves one). */
+/**
+ * Every edit under `src/` makes a new entry (about 2.5 MB), and worktrees share the cache, so when one is written
+ * the others are pruned to the newest few and to those younger than a week.
+ */
+const KEEP_ENTRIES = 16;
 const PRUNE_AFTER_MS = 7 * 24 * 3600 * 1000;
 const SOURCE_MAP_MARKER = '//# sourceMappingURL=data:application/json;';
 
@@ -123,12 +127,23 @@ function isCompleteBundle(code: string): boolean {
 
 async function pruneBundleCache(cacheDir: string, keep: string): Promise<void> {
   const cutoffMs = Date.now() - PRUNE_AFTER_MS;
+  const entries: { file: string; mtimeMs: number }[] = [];
   for (const name of await readdir(cacheDir)) {
     const file = join(cacheDir, name);
     if (!name.startsWith(BUNDLE_PREFIX) || file === keep) continue;
     const info = await stat(file).catch(() => undefined);
-    // atime is not reliable (noatime mounts): mtime of an entry is when it was written, so long-lived keys go too,
-    // which only costs one bundle.
-    if (info !== undefined && info.mtimeMs < cutoffMs) await rm(file, { force: true });
+    if (info === undefined) continue;
+    // Another start may be writing it; one left behind by a crash goes after an hour.
+    if (name.endsWith('.tmp')) {
+      if (info.mtimeMs < Date.now() - 3600 * 1000) await rm(file, { force: true });
+      continue;
+    }
+    entries.push({ file, mtimeMs: info.mtimeMs });
+  }
+  // mtime is when an entry was written (atime is unreliable on noatime mounts): a long-lived key may go too, which
+  // costs one bundle. A start reading an entry being removed still reads it whole (the file lives until closed).
+  entries.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const [index, entry] of entries.entries()) {
+    if (index >= KEEP_ENTRIES - 1 || entry.mtimeMs < cutoffMs) await rm(entry.file, { force: true });
   }
 }

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -130,6 +130,30 @@ describe('loadCachedWorkflowBundle', () => {
     const second = await load({ cacheDir, bundle: () => Promise.resolve(fakeBundle('again')) });
     assert.equal(second.origin, 'bundled from source at start');
     assert.equal(readFileSync(first.cacheFile, 'utf8'), fakeBundle('again'));
+  });
+
+  it('keeps the newest entries when it writes one, and leaves a temporary file being written alone', async () => {
+    const cacheDir = join(scratch, 'prune');
+    mkdirSync(cacheDir);
+    const nowS = Date.now() / 1000;
+    const old = (index: number): string =>
+      join(cacheDir, `workflow-bundle-0.0.0-old${String(index).padStart(2, '0')}.js`);
+    // 20 entries, old00 the newest (1 minute old), old19 the oldest; old03 is 8 days old.
+    for (let index = 0; index < 20; index += 1) {
+      writeFileSync(old(index), fakeBundle(`old ${index}`));
+      const ageS = index === 3 ? 8 * 24 * 3600 : 60 * (index + 1);
+      utimesSync(old(index), nowS - ageS, nowS - ageS);
+    }
+    const writing = join(cacheDir, 'workflow-bundle-0.0.0-other.js.123.abcd.tmp');
+    writeFileSync(writing, 'half a bundle');
+    const fresh = await load({ cacheDir, bundle: () => Promise.resolve(fakeBundle('fresh')) });
+    const left = readdirSync(cacheDir).sort();
+    const expected = [
+      ...[0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15].map((index) => basename(old(index))),
+      basename(fresh.cacheFile),
+      basename(writing),
+    ].sort();
+    assert.deepEqual(left, expected);
   });
 
   it('still returns the bundle, with a warning, when the cache cannot be written', async () => {
