@@ -6,7 +6,7 @@
  * restart-to-served time. Everything started is stopped at the end, on failure and on Ctrl-C.
  *
  * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 600] [--eni-poll-ms 3000]
- *        [--timeout-seconds 900] [--preset smoke] [--json | --json-file report.json]
+ *        [--timeout-seconds 900] [--preset smoke] [--json | --json-file report.json] [--keep-logs]
  */
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -64,6 +64,8 @@ interface Options {
   eniPollIntervalMs: number;
   timeoutSeconds: number;
   json: boolean;
+  /** Keep the run directory (server, worker and watcher logs) after a successful run too. */
+  keepLogs: boolean;
   /** Also write the JSON report to this file (the table still goes to stdout). */
   jsonFile?: string;
 }
@@ -85,6 +87,7 @@ function parseOptions(argv: string[]): Options {
       'timeout-seconds': { type: 'string' },
       json: { type: 'boolean', default: false },
       'json-file': { type: 'string' },
+      'keep-logs': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -104,6 +107,7 @@ function parseOptions(argv: string[]): Options {
     eniPollIntervalMs: int(values['eni-poll-ms'], 3_000, 'eni-poll-ms'),
     timeoutSeconds: int(values['timeout-seconds'], 900, 'timeout-seconds'),
     json: values.json,
+    keepLogs: values['keep-logs'],
     ...(values['json-file'] === undefined ? {} : { jsonFile: values['json-file'] }),
   };
 }
@@ -150,7 +154,9 @@ function startRole(input: { name: string; script: string; env: NodeJS.ProcessEnv
   return new ManagedProcess({
     name: input.name,
     command: process.execPath,
-    args: ['--import', 'tsx', input.script],
+    // tsx's ESM hooks only: src/ is all ESM, and without the CommonJS hooks the thousands of require() calls inside
+    // node_modules skip tsx's resolver (about 0.7 s less CPU per worker start).
+    args: ['--import', 'tsx/esm', input.script],
     cwd: REPO_ROOT,
     env: input.env,
     logPath: join(input.logDir, `${input.name}.log`),
@@ -362,7 +368,8 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     bytes: ((to.bytes - from.bytes) / options.nodes) * factor,
   });
   const noHistory: HistoryTotals = { workflows: 0, runs: 0, events: 0, bytes: 0 };
-  keepLogs = false;
+  keepLogs = options.keepLogs;
+  if (keepLogs) log(`logs kept in ${servers.runDir}`);
   return {
     date: new Date().toISOString(),
     command: `npm run bench:scale -- ${process.argv.slice(2).join(' ')}`.trim(),

@@ -50,6 +50,8 @@ export const BOUND_PODS_FIELD_SELECTOR = 'spec.nodeName!=';
 
 /** What a running watcher reports, for tests and (later) Prometheus. */
 export interface WatcherMetrics extends SignalCounters {
+  /** Nodes the start sweep still owes a signal. */
+  sweepPending: number;
   isLeader: boolean;
   leader: LeaderCounters;
   informers: { pods: InformerCounters; nodeCrs: InformerCounters; coreNodes: InformerCounters };
@@ -120,6 +122,7 @@ export async function runWatcher(
     logger,
     windowMs: config.coalesceWindowMs,
     maxDelayMs: config.coalesceMaxDelayMs,
+    sweepNodesPerSecond: config.startSweepNodesPerSecond,
   });
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -161,8 +164,11 @@ export async function runWatcher(
     await synced;
     if (!elector.isLeader()) return;
     const names = new Set([...nodeCrs.nodeNames(), ...coreNodes.nodeNames()]);
-    logger.info({ nodes: names.size }, 'Signalling every node once');
-    for (const nodeName of names) dispatcher.enqueue({ nodeName, reason: 'watcher-start' });
+    logger.info(
+      { nodes: names.size, nodesPerSecond: config.startSweepNodesPerSecond },
+      'Signalling every node once, spread over time',
+    );
+    dispatcher.sweep(names, 'watcher-start');
   };
   let isSynced = false;
   void synced.then(() => {
@@ -241,6 +247,7 @@ export async function runWatcher(
     nodeStates: () => (elector.isLeader() ? nodeStates : undefined),
     metrics: () => ({
       ...dispatcher.counters,
+      sweepPending: dispatcher.sweepPending(),
       isLeader: elector.isLeader(),
       leader: { ...elector.counters },
       informers: { pods: pods.counters(), nodeCrs: nodeCrs.counters(), coreNodes: coreNodes.counters() },

@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js';
 import { LOG_FIELDS } from '../logger.js';
 import { Coalescer } from './coalescer.js';
 import type { NodeChange, NodeSignal } from './coalescer.js';
+import { StartSweep } from './start-sweep.js';
 import type { WorkflowGateway } from './workflow-gateway.js';
 
 export interface SignalDispatcherOptions {
@@ -12,6 +13,8 @@ export interface SignalDispatcherOptions {
   /** First retry delay of a failed signal; doubles per consecutive failure of the node, up to `retryMaxMs`. */
   retryInitialMs?: number;
   retryMaxMs?: number;
+  /** How many nodes per second a {@link SignalDispatcher.sweep} hands on (default 20). */
+  sweepNodesPerSecond?: number;
   now?: () => number;
 }
 
@@ -32,6 +35,8 @@ export class SignalDispatcher {
   readonly counters: SignalCounters = { signalsSent: 0, signalFailures: 0 };
   private readonly options: SignalDispatcherOptions;
   private readonly coalescer: Coalescer;
+  private readonly startSweep: StartSweep;
+  private sweepReason = '';
   private readonly now: () => number;
   private readonly failures = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -44,6 +49,7 @@ export class SignalDispatcher {
   constructor(options: SignalDispatcherOptions) {
     this.options = options;
     this.coalescer = new Coalescer({ windowMs: options.windowMs, maxDelayMs: options.maxDelayMs });
+    this.startSweep = new StartSweep({ nodesPerSecond: options.sweepNodesPerSecond ?? 20 });
     this.now = options.now ?? Date.now;
   }
 
@@ -52,6 +58,7 @@ export class SignalDispatcher {
     this.active = active;
     if (!active) {
       this.coalescer.clear();
+      this.startSweep.clear();
       this.clearTimer();
     }
   }
@@ -63,8 +70,29 @@ export class SignalDispatcher {
   /** Queues a change for its node's next signal; ignored while inactive. */
   enqueue(change: NodeChange): void {
     if (!this.active || this.stopped) return;
-    this.coalescer.add(change, this.now());
+    const nowMs = this.now();
+    // The node's own signal is due sooner than its sweep turn and gives it the same full pass.
+    if (this.startSweep.remove(change.nodeName)) {
+      this.coalescer.add({ nodeName: change.nodeName, reason: this.sweepReason }, nowMs);
+    }
+    this.coalescer.add(change, nowMs);
     this.schedule();
+  }
+
+  /**
+   * Owes each of `nodeNames` one signal with `reason`, handed on at `sweepNodesPerSecond` in name order (see
+   * {@link StartSweep}); ignored while inactive.
+   */
+  sweep(nodeNames: Iterable<string>, reason: string): void {
+    if (!this.active || this.stopped) return;
+    this.sweepReason = reason;
+    this.startSweep.begin(nodeNames, this.now());
+    this.flush();
+  }
+
+  /** Nodes a sweep still owes a signal. */
+  sweepPending(): number {
+    return this.startSweep.pendingCount();
   }
 
   /** Signals sent per node so far. */
@@ -78,12 +106,13 @@ export class SignalDispatcher {
     this.active = false;
     this.clearTimer();
     this.coalescer.clear();
+    this.startSweep.clear();
     await Promise.allSettled([...this.inFlight]);
   }
 
   private schedule(): void {
     if (this.stopped || !this.active) return;
-    const dueMs = this.coalescer.nextDueMs();
+    const dueMs = earliest(this.coalescer.nextDueMs(), this.startSweep.nextDueMs());
     if (dueMs === undefined) return;
     if (this.timer !== undefined && this.timerAtMs !== undefined && this.timerAtMs <= dueMs) return;
     this.clearTimer();
@@ -106,7 +135,10 @@ export class SignalDispatcher {
 
   private flush(): void {
     if (!this.active || this.stopped) return;
-    for (const signal of this.coalescer.takeDue(this.now())) {
+    const nowMs = this.now();
+    for (const nodeName of this.startSweep.take(nowMs))
+      this.coalescer.add({ nodeName, reason: this.sweepReason }, nowMs);
+    for (const signal of this.coalescer.takeDue(nowMs)) {
       const sending = this.send(signal).finally(() => {
         this.inFlight.delete(sending);
         this.schedule();
@@ -143,4 +175,10 @@ export class SignalDispatcher {
       );
     }
   }
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
 }

@@ -22,6 +22,8 @@ export interface WatcherConfig {
   coalesceWindowMs: number;
   /** …or its oldest unsent change is this old. */
   coalesceMaxDelayMs: number;
+  /** A new leader owes every node one signal; it sends them at this many nodes per second (see StartSweep). */
+  startSweepNodesPerSecond: number;
   watch: {
     /** Asked of the server per watch; the informer resumes from its resourceVersion after it. */
     serverTimeoutSeconds: number;
@@ -54,6 +56,8 @@ export const WATCHER_ENV = {
   RETRY_PERIOD_SECONDS: 'pause between acquire/renew attempts (default 2)',
   COALESCE_WINDOW_MS: 'a node is signalled once its changes have been quiet this long (default 200)',
   COALESCE_MAX_DELAY_MS: 'and at the latest this long after its first unsent change (default 10 × the window)',
+  START_SWEEP_NODES_PER_SECOND:
+    'a new leader signals every node once, this many nodes per second; changes jump the queue (default 20)',
   WATCH_TIMEOUT_SECONDS: 'server-side timeout of each watch request (default 300)',
   WATCH_IDLE_TIMEOUT_SECONDS: 'resume a watch silent this long, bookmarks included (default 90)',
   LIST_TIMEOUT_SECONDS: 'deadline of each informer list; retried with backoff after it (default 60)',
@@ -170,6 +174,7 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
     },
     coalesceWindowMs: windowMs,
     coalesceMaxDelayMs: maxDelayMs,
+    startSweepNodesPerSecond: positiveNumber({ env, name: 'START_SWEEP_NODES_PER_SECOND', fallback: 20, problems }),
     watch: {
       serverTimeoutSeconds: positiveNumber({
         env,

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -14,6 +15,8 @@ import type { WorkerTracing } from './tracing.js';
 import { CloudRecoveryNotifier } from './cloud-recovery.js';
 import { workerMetrics } from './metrics.js';
 import type { WorkerMetrics } from './metrics.js';
+import { loadCachedWorkflowBundle } from './workflow-bundle-cache.js';
+import type { WorkflowCodeOrigin } from './workflow-bundle-cache.js';
 
 /**
  * Path of the workflow bundle entry, for `workflowsPath` or `bundleWorkflowCode`: the TypeScript source when this
@@ -29,13 +32,31 @@ export const WORKFLOWS_PATH = fileURLToPath(
  */
 export const WORKFLOW_BUNDLE_PATH = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
-/** Where the worker's workflow code comes from: a given bundle, the prebuilt file, or the sources bundled now. */
-export function workflowSource(
-  given?: WorkerOptions['workflowBundle'],
-): Pick<WorkerOptions, 'workflowBundle'> | Pick<WorkerOptions, 'workflowsPath'> {
-  if (given !== undefined) return { workflowBundle: given };
-  if (existsSync(WORKFLOW_BUNDLE_PATH)) return { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } };
-  return { workflowsPath: WORKFLOWS_PATH };
+/** `src/` (or `dist/`): every module the workflow bundle may include from this project lives below it. */
+const SOURCE_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Where the worker's workflow code came from, as its start is logged. */
+export type WorkflowCodeSource = 'given bundle' | 'prebuilt bundle' | WorkflowCodeOrigin;
+
+/**
+ * The worker's workflow code: a given bundle, the prebuilt file, or (from source) the bundle cached for the current
+ * sources, bundled now on a miss (see workflow-bundle-cache.ts).
+ */
+export async function workflowSource(
+  given: WorkerOptions['workflowBundle'] | undefined,
+  logger: Logger,
+): Promise<{ option: Pick<WorkerOptions, 'workflowBundle'>; source: WorkflowCodeSource }> {
+  if (given !== undefined) return { option: { workflowBundle: given }, source: 'given bundle' };
+  if (existsSync(WORKFLOW_BUNDLE_PATH)) {
+    return { option: { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }, source: 'prebuilt bundle' };
+  }
+  const { code, origin } = await loadCachedWorkflowBundle({
+    workflowsPath: WORKFLOWS_PATH,
+    sourceRoot: SOURCE_ROOT,
+    extraFiles: [join(SOURCE_ROOT, '..', 'package-lock.json'), join(SOURCE_ROOT, '..', 'tsconfig.json')],
+    logger,
+  });
+  return { option: { workflowBundle: { code } }, source: origin };
 }
 
 /** Dependencies of a worker: where it polls, and the clients its activities use. */
@@ -86,6 +107,12 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     ...(deps.temporalUiUrl === undefined ? {} : { temporalUiUrl: deps.temporalUiUrl }),
     ...(recovery === undefined ? {} : { cloudOutcomes: recovery }),
   });
+  const startedMs = performance.now();
+  const code = await workflowSource(deps.workflowBundle, deps.logger);
+  deps.logger.info(
+    { workflowCode: code.source, loadMs: Math.round(performance.now() - startedMs) },
+    'Workflow code loaded',
+  );
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -94,10 +121,15 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     interceptors: {
       activity: [activityLogInterceptors, ...(deps.tracing === undefined ? [] : [deps.tracing.activityInterceptors])],
     },
-    ...workflowSource(deps.workflowBundle),
+    ...code.option,
     maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities ?? 100,
     // One workflow per node: bound the cache so a large cluster does not exhaust the worker's memory.
     maxCachedWorkflows: 1000,
     sinks: metrics.sinks,
+    // After a crash, a workflow's next task waits this long on the dead worker's sticky queue before any worker may
+    // take it (the server's own "sticky poller gone" check only applies 10 s after the last poll). The SDK's 10 s
+    // would put every restart above its 10 s target; falling back to the normal queue costs one replay of a small
+    // history, so a busy but live worker losing a task this way is cheap.
+    stickyQueueScheduleToStartTimeout: '3s',
   });
 }

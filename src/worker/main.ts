@@ -9,7 +9,7 @@ import { ConfigError, loadWorkerConfig, warnDeprecatedVariables } from '../confi
 import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
-import { createEniflowWorker, workflowSource } from './create-worker.js';
+import { createEniflowWorker } from './create-worker.js';
 import { temporalRuntimeLogging } from './sdk-logging.js';
 import { startTracing } from './tracing.js';
 import type { WorkerTracing } from './tracing.js';
@@ -130,15 +130,7 @@ export async function startWorker(input: {
     ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
     ...(tracing === undefined ? {} : { tracing }),
   });
-  const source = workflowSource(input.workflowBundle);
-  logger.info(
-    {
-      address: config.temporal.address,
-      taskQueue: config.temporal.taskQueue,
-      workflowCode: 'workflowBundle' in source ? 'prebuilt bundle' : 'bundled from source at start',
-    },
-    'Worker started',
-  );
+  logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
   const done = worker.run().finally(async () => {
     await connection.close();
     // The spans of the last activities would otherwise be lost with the process.

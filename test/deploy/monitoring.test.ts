@@ -95,6 +95,7 @@ describe('monitoring: overlays/monitoring and the chart', () => {
       metrics: () => ({
         signalsSent: 0,
         signalFailures: 0,
+        sweepPending: 0,
         isLeader: false,
         leader: { acquired: 0, lost: 0 },
         informers: { pods: idle, nodeCrs: idle, coreNodes: idle },

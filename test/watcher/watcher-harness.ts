@@ -35,6 +35,7 @@ export function testWatcherConfig(input: TestWatcherConfigInput): WatcherConfig 
     },
     coalesceWindowMs: 200,
     coalesceMaxDelayMs: 2_000,
+    startSweepNodesPerSecond: 20,
     watch: { serverTimeoutSeconds: 60, idleTimeoutMs: 90_000, listTimeoutMs: 60_000 },
     logLevel: process.env['TEST_LOG_LEVEL'] ?? 'warn',
     nodeSettings: DEFAULT_NODE_SETTINGS,

@@ -74,6 +74,7 @@ async function startWatcher(input: {
   kubeConfig?: KubeConfig;
   lease?: Partial<WatcherConfig['lease']>;
   watch?: Partial<WatcherConfig['watch']>;
+  startSweepNodesPerSecond?: number;
 }): Promise<WatcherHandle> {
   const config = testWatcherConfig({
     ...input,
@@ -83,6 +84,7 @@ async function startWatcher(input: {
   });
   config.lease = { ...config.lease, ...input.lease };
   config.watch = { ...config.watch, ...input.watch };
+  if (input.startSweepNodesPerSecond !== undefined) config.startSweepNodesPerSecond = input.startSweepNodesPerSecond;
   const watcher = await runWatcher(config, {
     kubeConfig: input.kubeConfig ?? kube.kubeConfig,
     temporalClient: temporal.client,
@@ -429,6 +431,46 @@ describe('hung list', () => {
       description: 'a pod-added signal: the informers watch again',
       accept: (signals) => reasonWords(signals).has('pod-added'),
     });
+  });
+});
+
+describe('start sweep', () => {
+  it('a new leader does not signal every node at once; a node with a change gets its signal at once', async () => {
+    // Watchers of earlier tests would signal the new nodes too (core-node-added).
+    await Promise.all(watchers.map((other) => other.stop()));
+    const taskQueue = newTaskQueue('watcher-sweep');
+    const ours = [await newCoreNode('sweep'), await newCoreNode('sweep')];
+    // One node at once, the next after 1000 s: within this test the sweep hands on exactly one node.
+    const watcher = await startWatcher({
+      taskQueue,
+      leaseName: uniqueName('lease'),
+      identity: 'sweep-0',
+      startSweepNodesPerSecond: 0.001,
+    });
+    await watcher.synced;
+    await waitForLeader(watcher);
+    await pollUntil(() => Promise.resolve(watcher.metrics().signalsSent >= 1 ? true : undefined), {
+      description: 'the first start signal',
+      timeoutMs: 20_000,
+    });
+    const pendingBefore = watcher.metrics().sweepPending;
+    assert.ok(pendingBefore >= 1, 'the sweep still owes the other nodes their signal');
+    const unsignalled: string[] = [];
+    for (const node of ours) if ((await reconcileSignalsOf(temporal.client, node)).length === 0) unsignalled.push(node);
+    const [target] = unsignalled;
+    assert.ok(target !== undefined, 'at most one node was handed on');
+
+    await createPodOnNode(kube, { namespace, name: uniqueName('pod'), nodeName: target });
+    const signals = await waitForSignals({
+      client: temporal.client,
+      nodeName: target,
+      description: 'the signal of the node with a new pod',
+      accept: (all) => all.length >= 1,
+    });
+    assert.deepEqual(signals, [
+      { reason: 'watcher-start,pod-added', podChanges: { added: 1, updated: 0, deleted: 0 } },
+    ]);
+    assert.ok(watcher.metrics().sweepPending <= pendingBefore - 1, 'its own signal took it out of the sweep');
   });
 });
 
