@@ -287,6 +287,8 @@ export class NodeReconciler {
   private coreNode: NodeSnapshot['coreNode'];
   private crUid: string | undefined;
   private blockedVSwitches: NonNullable<NodeWorkflowState['blockedVSwitches']> = [];
+  /** Set by a `resync` signal; the next pass's vSwitch read then asks the cloud again (lifting blocks). */
+  private vSwitchRefreshRequested = false;
 
   constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
@@ -310,6 +312,7 @@ export class NodeReconciler {
 
   requestResync(): void {
     this.state.needResync = true;
+    this.vSwitchRefreshRequested = true;
     this.dirty = true;
   }
 
@@ -748,7 +751,10 @@ export class NodeReconciler {
       ...new Set([...(spec.eni.vSwitchOptions ?? []), ...sortedKeys(enis).flatMap((id) => enis[id]?.vSwitchID ?? [])]),
     ].sort();
     // A resync also asks the cloud about the vSwitches, lifting blocks it no longer backs.
-    const refresh = this.truthful && this.state.needResync;
+    // Its own flag, not `needResync`: a resync signal that lands after this read but before the OpenAPI sync clears
+    // `needResync` would otherwise never reach the vSwitches.
+    const refresh = this.truthful && (this.vSwitchRefreshRequested || this.state.needResync);
+    if (refresh) this.vSwitchRefreshRequested = false;
     const vSwitches = await ecsRead.describeVSwitches({ vSwitchIds, ...(refresh ? { refresh: true } : {}) });
     if (this.truthful) {
       this.reachedCloud = true;
