@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 import { activityInfo, cancellationSignal } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -19,12 +19,18 @@ import {
   NODE_CR_PLURAL,
   NODE_CR_VERSION,
   POD_ENI_ANNOTATION,
+  applyJsonDelta,
+  canonicalJson,
+  deltaFitsBase,
   finalCniStatus,
+  jsonDelta,
   mergeNetworkInterfacesOverRaw,
   validateNodeCr,
 } from '../ipam/index.js';
 import type {
   CniStatus,
+  JsonChange,
+  NetworkInterfaces,
   NodeConditionSnapshot,
   NodeCrValidation,
   NodeRuntimeView,
@@ -35,7 +41,13 @@ import { deadlineOptions, KUBE_REQUEST_TIMEOUT_MS } from '../kube-request.js';
 import type { Logger } from '../logger.js';
 
 /** Failure types of the Kubernetes activities. */
-export const KUBE_FAILURE_TYPES = ['KubeConflict', 'KubeNotFound', 'KubeTransient', 'KubeInvalidRequest'] as const;
+export const KUBE_FAILURE_TYPES = [
+  'KubeConflict',
+  'KubeNotFound',
+  'KubeTransient',
+  'KubeInvalidRequest',
+  'KubeStaleBase',
+] as const;
 export type KubeFailureType = (typeof KUBE_FAILURE_TYPES)[number];
 export const NON_RETRYABLE_KUBE_FAILURES: readonly KubeFailureType[] = ['KubeNotFound', 'KubeInvalidRequest'];
 
@@ -80,6 +92,78 @@ export interface NodeSnapshot {
     /** eniflow's own `IPAMConfigValid` condition, as the Node shows it. */
     ipamConfigValid?: NodeConditionSnapshot;
   };
+}
+
+/**
+ * {@link NodeSnapshot} as the read activity sends it: pods keyed by `namespace/name`, so that a change between two
+ * reads is a short {@link JsonChange} list (see {@link NodeViewReply}).
+ */
+export interface NodeView {
+  nodeName: string;
+  cr?: NonNullable<NodeSnapshot['cr']>;
+  pods: Record<string, PodSnapshot>;
+  nodeRuntime?: NodeRuntimeView;
+  coreNode?: NonNullable<NodeSnapshot['coreNode']>;
+}
+
+/**
+ * What `readNodeView` returns: the view in full, or the changes since the view whose digest the workflow sent
+ * (empty when nothing changed). `digest` names the resulting view, for the next read.
+ */
+export type NodeViewReply =
+  { digest: string; full: NodeView } | { digest: string; base: string; changes: JsonChange[] };
+
+/** Depth of the status write's changes: an ENI field, or one entry of its IP or condition maps, replaced whole. */
+export const STATUS_CHANGE_DEPTH = 3;
+
+/** The compact view of a snapshot (pods keyed by `namespace/name`, in key order). */
+export function nodeViewOf(snapshot: NodeSnapshot): NodeView {
+  const pods: Record<string, PodSnapshot> = {};
+  const keyed = snapshot.pods.map((pod) => [`${pod.metadata.namespace}/${pod.metadata.name}`, pod] as const);
+  for (const [key, pod] of keyed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) pods[key] = pod;
+  const view: NodeView = { nodeName: snapshot.nodeName, pods };
+  if (snapshot.cr !== undefined) {
+    // Resource versions move with every write and the workflow never reads them: left out, a write costs the
+    // next read only the entries it changed.
+    const { validation } = snapshot.cr;
+    view.cr = { ...snapshot.cr, resourceVersion: '' };
+    if (validation.ok && validation.node.metadata.resourceVersion !== undefined) {
+      const metadata = { ...validation.node.metadata };
+      delete metadata.resourceVersion;
+      view.cr.validation = { ...validation, node: { ...validation.node, metadata } };
+    }
+  }
+  if (snapshot.nodeRuntime !== undefined) view.nodeRuntime = snapshot.nodeRuntime;
+  if (snapshot.coreNode !== undefined) view.coreNode = snapshot.coreNode;
+  return view;
+}
+
+/** Names a view by its content (canonical JSON), so the workflow and any worker agree on what a base is. */
+export function nodeViewDigest(view: NodeView): string {
+  return createHash('sha256').update(canonicalJson(view)).digest('hex').slice(0, 24);
+}
+
+/** The last views each node was sent, by digest: the bases the next read may answer with a delta against. */
+class NodeViewBases {
+  private readonly byNode = new Map<string, Map<string, NodeView>>();
+  /** Three, so a retried read (whose first answer was lost) still finds the base the workflow holds. */
+  private readonly perNode = 3;
+
+  get(nodeName: string, digest: string): NodeView | undefined {
+    return this.byNode.get(nodeName)?.get(digest);
+  }
+
+  remember(nodeName: string, digest: string, view: NodeView): void {
+    // Map order is recency: the node moves to the end, its oldest base goes first.
+    const views = this.byNode.get(nodeName) ?? new Map<string, NodeView>();
+    this.byNode.delete(nodeName);
+    views.delete(digest);
+    views.set(digest, view);
+    while (views.size > this.perNode) views.delete(views.keys().next().value ?? '');
+    this.byNode.set(nodeName, views);
+    // Nodes come and go: the least recently read ones are dropped beyond a bound.
+    while (this.byNode.size > 20_000) this.byNode.delete(this.byNode.keys().next().value ?? '');
+  }
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -227,55 +311,125 @@ export function createKubeActivities(deps: KubeActivityDeps) {
     }
   }
 
-  return {
-    /** Reads the Node CR (validated), the pods bound to the node and the core Node, in one activity. */
-    async readNodeSnapshot(input: { nodeName: string }): Promise<NodeSnapshot> {
-      const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
+  /** Reads the Node CR (validated), the pods bound to the node, its NodeRuntime and the core Node. */
+  async function readLive(input: { nodeName: string }): Promise<NodeSnapshot> {
+    const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
+    const raw = await getCr(input.nodeName);
+    if (raw !== undefined) {
+      const metadata = raw.metadata ?? {};
+      const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
+      snapshot.cr = {
+        validation: validateNodeCr(raw),
+        resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
+        uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
+        isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
+        hasFinalizer: finalizers.includes(NODE_CR_FINALIZER),
+      };
+    }
+    try {
+      // resourceVersion "0": served from the apiserver's watch cache, not a quorum read of etcd.
+      const pods = await core.listPodForAllNamespaces(
+        {
+          fieldSelector: `spec.nodeName=${input.nodeName}`,
+          resourceVersion: '0',
+        },
+        call(),
+      );
+      snapshot.pods = pods.items.map(podSnapshotOf);
+    } catch (error) {
+      throw kubeFailure(error, `list pods of ${input.nodeName}`);
+    }
+    try {
+      const runtime = (await custom.getClusterCustomObject(
+        {
+          group: NODE_CR_GROUP,
+          version: NODE_CR_VERSION,
+          plural: NODE_RUNTIME_PLURAL,
+          name: input.nodeName,
+        },
+        call(),
+      )) as RawObject;
+      snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
+    } catch (error) {
+      if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${input.nodeName}`);
+    }
+    try {
+      snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
+    } catch (error) {
+      if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
+    }
+    return snapshot;
+  }
+
+  const bases = new NodeViewBases();
+
+  /** Writes the status `build` makes of the CR as it is now, retrying on conflicts (see `writeNodeStatus`). */
+  async function replaceStatus(input: {
+    nodeName: string;
+    maxConflicts?: number;
+    build: (raw: RawObject) => NodeStatus;
+  }) {
+    const log = logFor(input.nodeName);
+    const maxConflicts = input.maxConflicts ?? 5;
+    for (let attempt = 0; ; attempt += 1) {
       const raw = await getCr(input.nodeName);
-      if (raw !== undefined) {
-        const metadata = raw.metadata ?? {};
-        const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
-        snapshot.cr = {
-          validation: validateNodeCr(raw),
-          resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
-          uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
-          isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
-          hasFinalizer: finalizers.includes(NODE_CR_FINALIZER),
-        };
+      if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
+      const next = input.build(raw);
+      const status: Record<string, unknown> = { ...(raw.status ?? {}) };
+      for (const key of ['nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
+        const value = next[key];
+        if (value === undefined) delete status[key];
+        else status[key] = value;
       }
+      // Laid over the CR as it is now, so fields of ENIs and IPs the model does not know survive the write.
+      status['networkInterfaces'] = mergeNetworkInterfacesOverRaw({
+        raw: status['networkInterfaces'],
+        enis: next.networkInterfaces ?? {},
+      });
+      await deps.beforeStatusReplace?.(attempt);
       try {
-        // resourceVersion "0": served from the apiserver's watch cache, not a quorum read of etcd.
-        const pods = await core.listPodForAllNamespaces(
+        const written = (await custom.replaceClusterCustomObjectStatus(
           {
-            fieldSelector: `spec.nodeName=${input.nodeName}`,
-            resourceVersion: '0',
-          },
-          call(),
-        );
-        snapshot.pods = pods.items.map(podSnapshotOf);
-      } catch (error) {
-        throw kubeFailure(error, `list pods of ${input.nodeName}`);
-      }
-      try {
-        const runtime = (await custom.getClusterCustomObject(
-          {
-            group: NODE_CR_GROUP,
-            version: NODE_CR_VERSION,
-            plural: NODE_RUNTIME_PLURAL,
-            name: input.nodeName,
+            ...crRef(input.nodeName),
+            body: { ...raw, status },
           },
           call(),
         )) as RawObject;
-        snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
+        const resourceVersion = written.metadata?.['resourceVersion'];
+        log.info({ conflicts: attempt }, 'Wrote Node CR status');
+        return {
+          outcome: 'written' as const,
+          conflicts: attempt,
+          resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
+        };
       } catch (error) {
-        if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${input.nodeName}`);
+        if (statusOf(error) === 409 && attempt < maxConflicts) {
+          log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
+          continue;
+        }
+        if (statusOf(error) === 404) return { outcome: 'gone' as const, conflicts: attempt };
+        throw kubeFailure(error, `write status of Node CR ${input.nodeName}`);
       }
-      try {
-        snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
-      } catch (error) {
-        if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
-      }
-      return snapshot;
+    }
+  }
+
+  return {
+    /** Reads the Node CR (validated), the pods bound to the node and the core Node, in one activity. */
+    async readNodeSnapshot(input: { nodeName: string }): Promise<NodeSnapshot> {
+      return readLive(input);
+    },
+
+    /**
+     * The node's {@link NodeView}: only the changes since `base` (the digest of the view the workflow holds) when
+     * this worker still has that view, else in full. An unchanged node costs a digest and an empty list.
+     */
+    async readNodeView(input: { nodeName: string; base?: string }): Promise<NodeViewReply> {
+      const view = nodeViewOf(await readLive(input));
+      const digest = nodeViewDigest(view);
+      const base = input.base === undefined ? undefined : bases.get(input.nodeName, input.base);
+      bases.remember(input.nodeName, digest, view);
+      if (input.base === undefined || base === undefined) return { digest, full: view };
+      return { digest, base: input.base, changes: jsonDelta(base, view) };
     },
 
     /** The ids of every ENI any Node CR lists (the janitor never touches those). */
@@ -303,47 +457,45 @@ export function createKubeActivities(deps: KubeActivityDeps) {
      * deleted meanwhile.
      */
     async writeNodeStatus(input: { nodeName: string; status: NodeStatus; maxConflicts?: number }) {
-      const log = logFor(input.nodeName);
-      const maxConflicts = input.maxConflicts ?? 5;
-      for (let attempt = 0; ; attempt += 1) {
-        const raw = await getCr(input.nodeName);
-        if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
-        const status: Record<string, unknown> = { ...(raw.status ?? {}) };
-        for (const key of ['nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
-          const value = input.status[key];
-          if (value === undefined) delete status[key];
-          else status[key] = value;
-        }
-        // Laid over the CR as it is now, so fields of ENIs and IPs the model does not know survive the write.
-        status['networkInterfaces'] = mergeNetworkInterfacesOverRaw({
-          raw: status['networkInterfaces'],
-          enis: input.status.networkInterfaces ?? {},
-        });
-        await deps.beforeStatusReplace?.(attempt);
-        try {
-          const written = (await custom.replaceClusterCustomObjectStatus(
-            {
-              ...crRef(input.nodeName),
-              body: { ...raw, status },
-            },
-            call(),
-          )) as RawObject;
-          const resourceVersion = written.metadata?.['resourceVersion'];
-          log.info({ conflicts: attempt }, 'Wrote Node CR status');
-          return {
-            outcome: 'written' as const,
-            conflicts: attempt,
-            resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
-          };
-        } catch (error) {
-          if (statusOf(error) === 409 && attempt < maxConflicts) {
-            log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
-            continue;
+      return replaceStatus({
+        nodeName: input.nodeName,
+        ...(input.maxConflicts === undefined ? {} : { maxConflicts: input.maxConflicts }),
+        build: () => input.status,
+      });
+    },
+
+    /**
+     * Like `writeNodeStatus`, but carries only what the pass changed: `eniChanges` (from `jsonDelta` of the
+     * ENIs as the pass read them and as it leaves them, {@link STATUS_CHANGE_DEPTH} deep) is applied to the ENIs of
+     * the CR as it is now, so the history holds the few entries that changed, not the node's whole status. A
+     * change to an entry of an ENI the CR no longer has fails for good (`KubeStaleBase`): the workflow keeps its
+     * ENIs and writes them in full on its next pass.
+     */
+    async writeNodeStatusChanges(input: {
+      nodeName: string;
+      eniChanges: JsonChange[];
+      lastSyncOpenAPITime?: string;
+      nextSyncOpenAPITime?: string;
+      maxConflicts?: number;
+    }) {
+      return replaceStatus({
+        nodeName: input.nodeName,
+        ...(input.maxConflicts === undefined ? {} : { maxConflicts: input.maxConflicts }),
+        build: (raw) => {
+          const validation = validateNodeCr(raw);
+          const current: NetworkInterfaces = validation.ok ? (validation.node.status?.networkInterfaces ?? {}) : {};
+          if (!deltaFitsBase(current, input.eniChanges)) {
+            throw ApplicationFailure.nonRetryable(
+              `status of Node CR ${input.nodeName} changed under the write: an ENI it updates is gone`,
+              'KubeStaleBase',
+            );
           }
-          if (statusOf(error) === 404) return { outcome: 'gone' as const, conflicts: attempt };
-          throw kubeFailure(error, `write status of Node CR ${input.nodeName}`);
-        }
-      }
+          const status: NodeStatus = { networkInterfaces: applyJsonDelta(current, input.eniChanges) };
+          if (input.lastSyncOpenAPITime !== undefined) status.lastSyncOpenAPITime = input.lastSyncOpenAPITime;
+          if (input.nextSyncOpenAPITime !== undefined) status.nextSyncOpenAPITime = input.nextSyncOpenAPITime;
+          return status;
+        },
+      });
     },
 
     /**

@@ -21,3 +21,4 @@ export * from './eni-ownership.js';
 export * from './node-runtime.js';
 export * from './status-merge.js';
 export * from './orphan-enis.js';
+export * from './json-delta.js';

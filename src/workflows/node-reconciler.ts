@@ -4,10 +4,12 @@ import {
   CancellationScope,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   uuid4,
 } from '@temporalio/workflow';
 
 import {
+  applyJsonDelta,
   assignIpsFromLocalPool,
   canonicalJson,
   countIdleIps,
@@ -18,6 +20,7 @@ import {
   forgetEni,
   forgetIps,
   formatRfc3339,
+  jsonDelta,
   mergeOpenApiEnis,
   parseRfc3339,
   PENDING_REASONS,
@@ -50,8 +53,8 @@ import type {
   UnsatisfiedPod,
   VSwitchInfo,
 } from '../ipam/index.js';
-import type { Activities, NodeSnapshot } from '../activities/index.js';
-import { ACTIVITY_POLICIES } from './activity-policies.js';
+import type { Activities, NodeSnapshot, NodeView } from '../activities/index.js';
+import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES } from './activity-policies.js';
 import { DEFAULT_NODE_SETTINGS } from './messages.js';
 import type {
   GcResult,
@@ -71,6 +74,8 @@ const attach = proxyActivities<Activities>(ACTIVITY_POLICIES.attachEni);
 const wait = proxyActivities<Activities>(ACTIVITY_POLICIES.waitEniStatus);
 const release = proxyActivities<Activities>(ACTIVITY_POLICIES.releaseEni);
 const ipOps = proxyActivities<Activities>(ACTIVITY_POLICIES.ipOps);
+const kubeReadLocal = proxyLocalActivities<Activities>(LOCAL_ACTIVITY_POLICIES.kubeRead);
+const ecsReadLocal = proxyLocalActivities<Activities>(LOCAL_ACTIVITY_POLICIES.ecsRead);
 
 export { DEFAULT_NODE_SETTINGS as DEFAULT_SETTINGS } from './messages.js';
 export type { NodeIpamSettings } from './messages.js';
@@ -84,6 +89,27 @@ const DATA_PLANE_SAFETY_PATCH = 'data-plane-safety';
 const SYNC_TIME_FROM_CR_PATCH = 'sync-time-from-cr';
 /** Create intents outlive a pass (before it, a create lost on every attempt was re-planned under a new token). */
 const CREATE_INTENT_PATCH = 'create-intent';
+/**
+ * Small histories: the pass reads the node as changes since the view it holds (`readNodeView`, a local activity),
+ * describes its vSwitches in a local activity, and writes only the ENI entries it changed
+ * (`writeNodeStatusChanges`). Histories recorded before it scheduled `readNodeSnapshot`, `describeVSwitches` and
+ * `writeNodeStatus` as activities, whose results and inputs replay only on the old path.
+ */
+const COMPACT_HISTORY_PATCH = 'compact-history';
+/** Depth of the status write's changes (see `STATUS_CHANGE_DEPTH` in kube-activities.ts). */
+const STATUS_CHANGE_DEPTH = 3;
+
+/** The snapshot the core reads, from the compact view (pods in `namespace/name` order). */
+function snapshotOfView(view: NodeView): NodeSnapshot {
+  const snapshot: NodeSnapshot = {
+    nodeName: view.nodeName,
+    pods: sortedKeys(view.pods).flatMap((key) => view.pods[key] ?? []),
+  };
+  if (view.cr !== undefined) snapshot.cr = view.cr;
+  if (view.nodeRuntime !== undefined) snapshot.nodeRuntime = view.nodeRuntime;
+  if (view.coreNode !== undefined) snapshot.coreNode = view.coreNode;
+  return snapshot;
+}
 
 /**
  * Version of {@link CarriedState}. Bump it when a field changes meaning or becomes required, and teach
@@ -239,6 +265,11 @@ export class NodeReconciler {
   passesThisRun = 0;
   /** Failure types met during the current pass, to explain why pods wait. */
   private passFailureTypes: string[] = [];
+  /**
+   * The node as the last read left it, and its digest: the base of the next read's changes. Rebuilt on replay from
+   * the reads in history (a run starts without one, so its first read is in full); never carried.
+   */
+  private nodeView: { digest: string; view: NodeView } | undefined;
 
   constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
@@ -421,7 +452,9 @@ export class NodeReconciler {
 
   /** Returns true when the pass failed (so the next one backs off). */
   private async reconcile(): Promise<boolean> {
-    const snapshot = await kubeRead.readNodeSnapshot({ nodeName: this.nodeName });
+    const snapshot = patched(COMPACT_HISTORY_PATCH)
+      ? await this.readNode()
+      : await kubeRead.readNodeSnapshot({ nodeName: this.nodeName });
     this.skipReason = undefined;
     const cr = snapshot.cr;
     if (cr === undefined) {
@@ -469,6 +502,25 @@ export class NodeReconciler {
       return this.skip('NodeNotReady', 'the core Node is missing or not Ready');
     }
     return this.reconcileReadyNode({ node, snapshot, uid: cr.uid });
+  }
+
+  /** Reads the node as changes since the view held (or in full), and keeps the result as the next base. */
+  private async readNode(): Promise<NodeSnapshot> {
+    const held = this.nodeView;
+    const reply = await kubeReadLocal.readNodeView({
+      nodeName: this.nodeName,
+      ...(held === undefined ? {} : { base: held.digest }),
+    });
+    let view: NodeView;
+    if ('full' in reply) view = reply.full;
+    else if (held?.digest === reply.base) view = applyJsonDelta(held.view, reply.changes);
+    else {
+      // Cannot happen (the activity answers against the base sent); the next read, without a base, is in full.
+      this.nodeView = undefined;
+      throw ApplicationFailure.retryable(`read answered against base ${reply.base}`, 'KubeStaleBase');
+    }
+    this.nodeView = { digest: reply.digest, view };
+    return snapshotOfView(view);
   }
 
   /**
@@ -561,7 +613,8 @@ export class NodeReconciler {
     const vSwitchIds = [
       ...new Set([...(spec.eni.vSwitchOptions ?? []), ...sortedKeys(enis).flatMap((id) => enis[id]?.vSwitchID ?? [])]),
     ].sort();
-    const vSwitches = await ecsRead.describeVSwitches({ vSwitchIds });
+    // Served from the worker's vSwitch cache mostly: local under the small-history patch.
+    const vSwitches = await (patched(COMPACT_HISTORY_PATCH) ? ecsReadLocal : ecsRead).describeVSwitches({ vSwitchIds });
 
     const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
     const times = this.syncTimes(node.status);
@@ -1120,7 +1173,20 @@ export class NodeReconciler {
       });
     if (this.state.unwrittenEnis === undefined && owned(input.status) === owned(input.current)) return true;
     try {
-      const result = await statusWrite.writeNodeStatus({ nodeName: this.nodeName, status: input.status });
+      const result = patched(COMPACT_HISTORY_PATCH)
+        ? await statusWrite.writeNodeStatusChanges({
+            nodeName: this.nodeName,
+            eniChanges: jsonDelta(input.current.networkInterfaces ?? {}, input.status.networkInterfaces ?? {}, {
+              maxDepth: STATUS_CHANGE_DEPTH,
+            }),
+            ...(input.status.lastSyncOpenAPITime === undefined
+              ? {}
+              : { lastSyncOpenAPITime: input.status.lastSyncOpenAPITime }),
+            ...(input.status.nextSyncOpenAPITime === undefined
+              ? {}
+              : { nextSyncOpenAPITime: input.status.nextSyncOpenAPITime }),
+          })
+        : await statusWrite.writeNodeStatus({ nodeName: this.nodeName, status: input.status });
       if (result.outcome === 'gone') this.finished = true;
       delete this.state.unwrittenEnis;
       return true;
