@@ -97,6 +97,7 @@ export default tseslint.config(
                 'pino',
                 '../watcher/*',
                 '../worker/*',
+                '../kube/*',
                 '../config.js',
                 '../logger.js',
               ],
@@ -117,6 +118,23 @@ export default tseslint.config(
             {
               group: ['../workflows/*', '../watcher/*', '@temporalio/workflow', '@temporalio/client'],
               message: 'Activities own I/O; they never orchestrate.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Kubernetes machinery shared by the watcher and the worker's read cache: it knows neither.
+    files: ['src/kube/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../activities/*', '../workflows/*', '../watcher/*', '../worker/*', '@temporalio/*'],
+              message: 'src/kube/ is generic Kubernetes machinery shared by the watcher and the worker.',
             },
           ],
         },

@@ -38,6 +38,7 @@ import type {
   PodSnapshot,
 } from '../ipam/index.js';
 import { deadlineOptions, KUBE_REQUEST_TIMEOUT_MS } from '../kube-request.js';
+import type { NodeReadCache } from './node-read-cache.js';
 import type { Logger } from '../logger.js';
 
 /** Failure types of the Kubernetes activities. */
@@ -63,6 +64,10 @@ export interface KubeActivityDeps {
   beforeStatusReplace?: (attempt: number) => Promise<void>;
   /** Deadline of each request (default {@link KUBE_REQUEST_TIMEOUT_MS}); a cancelled activity aborts it sooner. */
   requestTimeoutMs?: number;
+  /** The worker's informers; `readNodeView` answers from them once synced (else, and when behind, reads live). */
+  readCache?: NodeReadCache;
+  /** How long a read waits for the cache to catch up with what the workflow saw before reading live (2 s). */
+  cacheWaitMs?: number;
 }
 
 /** What the workflow reads about its node at the start of each pass: plain JSON, small. */
@@ -225,7 +230,7 @@ export function podSnapshotOf(pod: V1Pod): PodSnapshot {
   return snapshot;
 }
 
-function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
+export function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
   const conditions = node.status?.conditions ?? [];
   const sufficient = conditions.find((condition) => condition.type === 'SufficientIP');
   const snapshot: NonNullable<NodeSnapshot['coreNode']> = {
@@ -239,6 +244,19 @@ function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
   return snapshot;
 }
 
+/** The Node CR as the snapshot holds it: validated, with the metadata the workflow decides on. */
+export function crSnapshotOf(raw: RawObject): NonNullable<NodeSnapshot['cr']> {
+  const metadata = raw.metadata ?? {};
+  const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
+  return {
+    validation: validateNodeCr(raw),
+    resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
+    uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
+    isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
+    hasFinalizer: finalizers.includes(NODE_CR_FINALIZER),
+  };
+}
+
 /** A core Node condition as written: all fields present, times in RFC 3339. */
 export interface NodeConditionPatch {
   type: string;
@@ -249,7 +267,10 @@ export interface NodeConditionPatch {
   lastTransitionTime: string;
 }
 
-type RawObject = Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
+export type RawObject = Record<string, unknown> & {
+  metadata?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+};
 
 /** Terway's per-node runtime CR (cluster-scoped, named after the node), written by its daemon since v1.11.3. */
 const NODE_RUNTIME_PLURAL = 'noderuntimes';
@@ -259,7 +280,7 @@ function asRecord(value: unknown): Record<string, unknown> {
 }
 
 /** The pod UIDs the CR's IP entries are bound to: the only ones whose CNI state a pass may need. */
-function boundPodUids(cr: RawObject | undefined): Set<string> {
+export function boundPodUids(cr: RawObject | undefined): Set<string> {
   const uids = new Set<string>();
   for (const eni of Object.values(asRecord(cr?.status?.['networkInterfaces']))) {
     for (const family of ['ipv4', 'ipv6']) {
@@ -273,7 +294,7 @@ function boundPodUids(cr: RawObject | undefined): Set<string> {
 }
 
 /** The final CNI status of each bound pod UID the NodeRuntime knows, in UID order (small, deterministic). */
-function nodeRuntimeViewOf(runtime: RawObject, uids: ReadonlySet<string>): NodeRuntimeView {
+export function nodeRuntimeViewOf(runtime: RawObject, uids: ReadonlySet<string>): NodeRuntimeView {
   const pods = asRecord(runtime.status?.['pods']);
   const view: Record<string, CniStatus> = {};
   for (const uid of [...uids].sort()) {
@@ -312,26 +333,19 @@ export function createKubeActivities(deps: KubeActivityDeps) {
   }
 
   /** Reads the Node CR (validated), the pods bound to the node, its NodeRuntime and the core Node. */
-  async function readLive(input: { nodeName: string }): Promise<NodeSnapshot> {
+  /**
+   * Reads the node live: the pods from the apiserver's watch cache (`resourceVersion: "0"`), or from etcd when
+   * `consistent` (the worker's own cache was found behind what the watcher saw, so the watch cache may be too).
+   */
+  async function readLive(input: { nodeName: string }, options: { consistent?: boolean } = {}): Promise<NodeSnapshot> {
     const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
     const raw = await getCr(input.nodeName);
-    if (raw !== undefined) {
-      const metadata = raw.metadata ?? {};
-      const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
-      snapshot.cr = {
-        validation: validateNodeCr(raw),
-        resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
-        uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
-        isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
-        hasFinalizer: finalizers.includes(NODE_CR_FINALIZER),
-      };
-    }
+    if (raw !== undefined) snapshot.cr = crSnapshotOf(raw);
     try {
-      // resourceVersion "0": served from the apiserver's watch cache, not a quorum read of etcd.
       const pods = await core.listPodForAllNamespaces(
         {
           fieldSelector: `spec.nodeName=${input.nodeName}`,
-          resourceVersion: '0',
+          ...(options.consistent === true ? {} : { resourceVersion: '0' }),
         },
         call(),
       );
@@ -339,25 +353,50 @@ export function createKubeActivities(deps: KubeActivityDeps) {
     } catch (error) {
       throw kubeFailure(error, `list pods of ${input.nodeName}`);
     }
+    await readRuntimeInto(snapshot, raw);
+    try {
+      snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
+    } catch (error) {
+      if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
+    }
+    return snapshot;
+  }
+
+  /** Terway's NodeRuntime, read live (written by the daemon, often absent: one GET, no informer). */
+  async function readRuntimeInto(snapshot: NodeSnapshot, raw: RawObject | undefined): Promise<void> {
     try {
       const runtime = (await custom.getClusterCustomObject(
         {
           group: NODE_CR_GROUP,
           version: NODE_CR_VERSION,
           plural: NODE_RUNTIME_PLURAL,
-          name: input.nodeName,
+          name: snapshot.nodeName,
         },
         call(),
       )) as RawObject;
       snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
     } catch (error) {
-      if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${input.nodeName}`);
+      if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${snapshot.nodeName}`);
     }
-    try {
-      snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
-    } catch (error) {
-      if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
+  }
+
+  /**
+   * The node from the worker's read cache once it has seen at least `after` (what the watcher saw, what the
+   * workflow last wrote), waiting up to `cacheWaitMs`; live otherwise (no cache, not synced, or still behind).
+   */
+  async function readNode(input: { nodeName: string; after?: Record<string, string> }): Promise<NodeSnapshot> {
+    const cache = deps.readCache;
+    if (cache?.hasSynced() !== true) return readLive(input);
+    const caughtUp = await cache.waitFor(input.after ?? {}, deps.cacheWaitMs ?? 2_000, cancellationSignal());
+    const cached = caughtUp ? cache.read(input.nodeName) : undefined;
+    if (cached === undefined) {
+      logFor(input.nodeName).info({ after: input.after }, 'Read cache behind what the workflow saw; reading live');
+      return readLive(input, { consistent: true });
     }
+    const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: cached.pods };
+    if (cached.cr !== undefined) snapshot.cr = crSnapshotOf(cached.cr);
+    if (cached.coreNode !== undefined) snapshot.coreNode = cached.coreNode;
+    await readRuntimeInto(snapshot, cached.cr);
     return snapshot;
   }
 
@@ -423,8 +462,12 @@ export function createKubeActivities(deps: KubeActivityDeps) {
      * The node's {@link NodeView}: only the changes since `base` (the digest of the view the workflow holds) when
      * this worker still has that view, else in full. An unchanged node costs a digest and an empty list.
      */
-    async readNodeView(input: { nodeName: string; base?: string }): Promise<NodeViewReply> {
-      const view = nodeViewOf(await readLive(input));
+    async readNodeView(input: {
+      nodeName: string;
+      base?: string;
+      after?: Record<string, string>;
+    }): Promise<NodeViewReply> {
+      const view = nodeViewOf(await readNode(input));
       const digest = nodeViewDigest(view);
       const base = input.base === undefined ? undefined : bases.get(input.nodeName, input.base);
       bases.remember(input.nodeName, digest, view);

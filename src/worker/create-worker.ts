@@ -8,6 +8,7 @@ import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
+import type { NodeReadCache } from '../activities/node-read-cache.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -41,6 +42,8 @@ export interface EniflowWorkerDeps {
   ecs: EcsApi;
   kubeConfig: KubeConfig;
   logger: Logger;
+  /** The worker's informers, started by the caller; without one every read is live. */
+  readCache?: NodeReadCache;
   eniPollIntervalMs?: number;
   maxConcurrentActivities?: number;
   /** A pre-built bundle (tests build one per file); otherwise see {@link workflowSource}. */
@@ -54,6 +57,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     vSwitches: new VSwitchCache(),
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
+    ...(deps.readCache === undefined ? {} : { readCache: deps.readCache }),
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
   });
   return Worker.create({

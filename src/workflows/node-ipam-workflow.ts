@@ -32,8 +32,8 @@ export interface NodeIpamWorkflowInput {
  */
 export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<NodeWorkflowState> {
   const reconciler = new NodeReconciler(input);
-  setHandler(reconcileSignal, () => {
-    reconciler.noteSignal();
+  setHandler(reconcileSignal, (reason) => {
+    reconciler.noteSignal(reason);
   });
   setHandler(gcSignal, () => {
     reconciler.requestGc();

@@ -21,6 +21,7 @@ import {
   forgetIps,
   formatRfc3339,
   jsonDelta,
+  mergeSeenVersions,
   mergeOpenApiEnis,
   parseRfc3339,
   PENDING_REASONS,
@@ -62,6 +63,7 @@ import type {
   NodeIpamSettings,
   NodeWorkflowState,
   PendingOperation,
+  ReconcileReason,
   RecordedError,
 } from './messages.js';
 
@@ -143,6 +145,11 @@ export interface CarriedState {
    * create is found and used (or released), never abandoned while another is created under a new token.
    */
   pendingCreates?: PendingCreate[];
+  /**
+   * The newest resourceVersions the workflow knows of, by informer: from the watcher's signals and its own status
+   * writes. A read answers from a worker's cache only once that cache has seen as much.
+   */
+  seenVersions?: Record<string, string>;
 }
 
 /** A create intent: what was asked and under which ClientToken. */
@@ -286,7 +293,8 @@ export class NodeReconciler {
     };
   }
 
-  noteSignal(): void {
+  noteSignal(reason?: ReconcileReason): void {
+    if (reason?.seen !== undefined) this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, reason.seen);
     this.state.signalsReceived += 1;
     this.dirty = true;
   }
@@ -507,9 +515,11 @@ export class NodeReconciler {
   /** Reads the node as changes since the view held (or in full), and keeps the result as the next base. */
   private async readNode(): Promise<NodeSnapshot> {
     const held = this.nodeView;
+    const after = this.state.seenVersions;
     const reply = await kubeReadLocal.readNodeView({
       nodeName: this.nodeName,
       ...(held === undefined ? {} : { base: held.digest }),
+      ...(after === undefined ? {} : { after }),
     });
     let view: NodeView;
     if ('full' in reply) view = reply.full;
@@ -1188,6 +1198,10 @@ export class NodeReconciler {
           })
         : await statusWrite.writeNodeStatus({ nodeName: this.nodeName, status: input.status });
       if (result.outcome === 'gone') this.finished = true;
+      else if ('resourceVersion' in result && result.resourceVersion !== '' && patched(COMPACT_HISTORY_PATCH)) {
+        // The next read must see this write: a cache that has not yet would plan on the status before it.
+        this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, { 'node-crs': result.resourceVersion });
+      }
       delete this.state.unwrittenEnis;
       return true;
     } catch (error) {
