@@ -151,8 +151,11 @@ export function nodeViewDigest(view: NodeView): string {
 /** The last views each node was sent, by digest: the bases the next read may answer with a delta against. */
 class NodeViewBases {
   private readonly byNode = new Map<string, Map<string, NodeView>>();
-  /** Three, so a retried read (whose first answer was lost) still finds the base the workflow holds. */
-  private readonly perNode = 3;
+  /**
+   * Two: the view the workflow holds and the one just sent, so a read retried after its answer was lost still finds
+   * its base. Pods are shared with the informers; what a view adds is mostly the validated CR.
+   */
+  private readonly perNode = 2;
 
   get(nodeName: string, digest: string): NodeView | undefined {
     return this.byNode.get(nodeName)?.get(digest);
