@@ -97,6 +97,7 @@ export default tseslint.config(
                 'pino',
                 '../watcher/*',
                 '../worker/*',
+                '../kube/*',
                 '../config.js',
                 '../logger.js',
               ],
@@ -123,6 +124,23 @@ export default tseslint.config(
                 '@temporalio/client',
               ],
               message: 'Activities own I/O; they never orchestrate (workflow-ids.ts only names workflows).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Kubernetes machinery shared by the watcher and the worker's read cache: it knows neither.
+    files: ['src/kube/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../activities/*', '../workflows/*', '../watcher/*', '../worker/*', '@temporalio/*'],
+              message: 'src/kube/ is generic Kubernetes machinery shared by the watcher and the worker.',
             },
           ],
         },

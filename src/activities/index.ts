@@ -4,7 +4,7 @@ import { createKubeActivities } from './kube-activities.js';
 import type { KubeActivityDeps } from './kube-activities.js';
 
 export type { EcsActivityDeps } from './ecs-activities.js';
-export type { KubeActivityDeps, NodeSnapshot } from './kube-activities.js';
+export type { KubeActivityDeps, NodeSnapshot, NodeView, NodeViewReply } from './kube-activities.js';
 
 /** Every activity of the worker, built from its dependencies (ECS and Kubernetes clients, logger). */
 export function createActivities(deps: EcsActivityDeps & Omit<KubeActivityDeps, 'logger'>) {

@@ -20,12 +20,18 @@ import {
   NODE_CR_PLURAL,
   NODE_CR_VERSION,
   POD_ENI_ANNOTATION,
+  applyJsonDelta,
+  canonicalJson,
+  deltaFitsBase,
   finalCniStatus,
+  jsonDelta,
   mergeNetworkInterfacesOverRaw,
   validateNodeCr,
 } from '../ipam/index.js';
 import type {
   CniStatus,
+  JsonChange,
+  NetworkInterfaces,
   NodeConditionSnapshot,
   NodeCrValidation,
   NodeRuntimeView,
@@ -33,12 +39,19 @@ import type {
   PodSnapshot,
 } from '../ipam/index.js';
 import { deadlineOptions, KUBE_REQUEST_TIMEOUT_MS } from '../kube-request.js';
+import type { NodeReadCache } from './node-read-cache.js';
 import type { Logger } from '../logger.js';
 import { activityLogger } from './activity-log.js';
 import type { CallAttributes, CallTracer } from './call-tracer.js';
 
 /** Failure types of the Kubernetes activities. */
-export const KUBE_FAILURE_TYPES = ['KubeConflict', 'KubeNotFound', 'KubeTransient', 'KubeInvalidRequest'] as const;
+export const KUBE_FAILURE_TYPES = [
+  'KubeConflict',
+  'KubeNotFound',
+  'KubeTransient',
+  'KubeInvalidRequest',
+  'KubeStaleBase',
+] as const;
 export type KubeFailureType = (typeof KUBE_FAILURE_TYPES)[number];
 export const NON_RETRYABLE_KUBE_FAILURES: readonly KubeFailureType[] = ['KubeNotFound', 'KubeInvalidRequest'];
 
@@ -58,6 +71,10 @@ export interface KubeActivityDeps {
   tracer?: CallTracer;
   /** Base URL of the Temporal Web UI (`TEMPORAL_UI_URL`): events then link to the workflow that wrote them. */
   temporalUiUrl?: string;
+  /** The worker's informers; `readNodeView` answers from them once synced (else, and when behind, reads live). */
+  readCache?: NodeReadCache;
+  /** How long a read waits for the cache to catch up with what the workflow saw before reading live (2 s). */
+  cacheWaitMs?: number;
 }
 
 /** The Web UI page of the workflow running this activity, when a UI URL is configured. */
@@ -98,6 +115,81 @@ export interface NodeSnapshot {
     /** eniflow's own `ENIOperationsFailing` condition, as the Node shows it. */
     eniOperationsFailing?: NodeConditionSnapshot;
   };
+}
+
+/**
+ * {@link NodeSnapshot} as the read activity sends it: pods keyed by `namespace/name`, so that a change between two
+ * reads is a short {@link JsonChange} list (see {@link NodeViewReply}).
+ */
+export interface NodeView {
+  nodeName: string;
+  cr?: NonNullable<NodeSnapshot['cr']>;
+  pods: Record<string, PodSnapshot>;
+  nodeRuntime?: NodeRuntimeView;
+  coreNode?: NonNullable<NodeSnapshot['coreNode']>;
+}
+
+/**
+ * What `readNodeView` returns: the view in full, or the changes since the view whose digest the workflow sent
+ * (empty when nothing changed). `digest` names the resulting view, for the next read.
+ */
+export type NodeViewReply =
+  { digest: string; full: NodeView } | { digest: string; base: string; changes: JsonChange[] };
+
+/** Depth of the status write's changes: an ENI field, or one entry of its IP or condition maps, replaced whole. */
+export const STATUS_CHANGE_DEPTH = 3;
+
+/** The compact view of a snapshot (pods keyed by `namespace/name`, in key order). */
+export function nodeViewOf(snapshot: NodeSnapshot): NodeView {
+  const pods: Record<string, PodSnapshot> = {};
+  const keyed = snapshot.pods.map((pod) => [`${pod.metadata.namespace}/${pod.metadata.name}`, pod] as const);
+  for (const [key, pod] of keyed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) pods[key] = pod;
+  const view: NodeView = { nodeName: snapshot.nodeName, pods };
+  if (snapshot.cr !== undefined) {
+    // Resource versions move with every write and the workflow never reads them: left out, a write costs the
+    // next read only the entries it changed.
+    const { validation } = snapshot.cr;
+    view.cr = { ...snapshot.cr, resourceVersion: '' };
+    if (validation.ok && validation.node.metadata.resourceVersion !== undefined) {
+      const metadata = { ...validation.node.metadata };
+      delete metadata.resourceVersion;
+      view.cr.validation = { ...validation, node: { ...validation.node, metadata } };
+    }
+  }
+  if (snapshot.nodeRuntime !== undefined) view.nodeRuntime = snapshot.nodeRuntime;
+  if (snapshot.coreNode !== undefined) view.coreNode = snapshot.coreNode;
+  return view;
+}
+
+/** Names a view by its content (canonical JSON), so the workflow and any worker agree on what a base is. */
+export function nodeViewDigest(view: NodeView): string {
+  return createHash('sha256').update(canonicalJson(view)).digest('hex').slice(0, 24);
+}
+
+/** The last views each node was sent, by digest: the bases the next read may answer with a delta against. */
+class NodeViewBases {
+  private readonly byNode = new Map<string, Map<string, NodeView>>();
+  /**
+   * Two: the view the workflow holds and the one just sent, so a read retried after its answer was lost still finds
+   * its base. Pods are shared with the informers; what a view adds is mostly the validated CR.
+   */
+  private readonly perNode = 2;
+
+  get(nodeName: string, digest: string): NodeView | undefined {
+    return this.byNode.get(nodeName)?.get(digest);
+  }
+
+  remember(nodeName: string, digest: string, view: NodeView): void {
+    // Map order is recency: the node moves to the end, its oldest base goes first.
+    const views = this.byNode.get(nodeName) ?? new Map<string, NodeView>();
+    this.byNode.delete(nodeName);
+    views.delete(digest);
+    views.set(digest, view);
+    while (views.size > this.perNode) views.delete(views.keys().next().value ?? '');
+    this.byNode.set(nodeName, views);
+    // Nodes come and go: the least recently read ones are dropped beyond a bound.
+    while (this.byNode.size > 20_000) this.byNode.delete(this.byNode.keys().next().value ?? '');
+  }
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -159,7 +251,7 @@ export function podSnapshotOf(pod: V1Pod): PodSnapshot {
   return snapshot;
 }
 
-function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
+export function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
   const conditions = node.status?.conditions ?? [];
   const sufficient = conditions.find((condition) => condition.type === 'SufficientIP');
   const snapshot: NonNullable<NodeSnapshot['coreNode']> = {
@@ -175,6 +267,19 @@ function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNode']> {
   return snapshot;
 }
 
+/** The Node CR as the snapshot holds it: validated, with the metadata the workflow decides on. */
+export function crSnapshotOf(raw: RawObject): NonNullable<NodeSnapshot['cr']> {
+  const metadata = raw.metadata ?? {};
+  const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
+  return {
+    validation: validateNodeCr(raw),
+    resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
+    uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
+    isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
+    hasFinalizer: finalizers.includes(NODE_CR_FINALIZER),
+  };
+}
+
 /** A core Node condition as written: all fields present, times in RFC 3339. */
 export interface NodeConditionPatch {
   type: string;
@@ -185,7 +290,10 @@ export interface NodeConditionPatch {
   lastTransitionTime: string;
 }
 
-type RawObject = Record<string, unknown> & { metadata?: Record<string, unknown>; status?: Record<string, unknown> };
+export type RawObject = Record<string, unknown> & {
+  metadata?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+};
 
 /** Terway's per-node runtime CR (cluster-scoped, named after the node), written by its daemon since v1.11.3. */
 const NODE_RUNTIME_PLURAL = 'noderuntimes';
@@ -195,7 +303,7 @@ function asRecord(value: unknown): Record<string, unknown> {
 }
 
 /** The pod UIDs the CR's IP entries are bound to: the only ones whose CNI state a pass may need. */
-function boundPodUids(cr: RawObject | undefined): Set<string> {
+export function boundPodUids(cr: RawObject | undefined): Set<string> {
   const uids = new Set<string>();
   for (const eni of Object.values(asRecord(cr?.status?.['networkInterfaces']))) {
     for (const family of ['ipv4', 'ipv6']) {
@@ -209,7 +317,7 @@ function boundPodUids(cr: RawObject | undefined): Set<string> {
 }
 
 /** The final CNI status of each bound pod UID the NodeRuntime knows, in UID order (small, deterministic). */
-function nodeRuntimeViewOf(runtime: RawObject, uids: ReadonlySet<string>): NodeRuntimeView {
+export function nodeRuntimeViewOf(runtime: RawObject, uids: ReadonlySet<string>): NodeRuntimeView {
   const pods = asRecord(runtime.status?.['pods']);
   const view: Record<string, CniStatus> = {};
   for (const uid of [...uids].sort()) {
@@ -358,55 +466,147 @@ export function createKubeActivities(deps: KubeActivityDeps) {
     }
   }
 
-  return {
-    /** Reads the Node CR (validated), the pods bound to the node and the core Node, in one activity. */
-    async readNodeSnapshot(input: { nodeName: string }): Promise<NodeSnapshot> {
-      const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
+  /** Reads the Node CR (validated), the pods bound to the node, its NodeRuntime and the core Node. */
+  /**
+   * Reads the node live: the pods from the apiserver's watch cache (`resourceVersion: "0"`), or from etcd when
+   * `consistent` (the worker's own cache was found behind what the watcher saw, so the watch cache may be too).
+   */
+  async function readLive(input: { nodeName: string }, options: { consistent?: boolean } = {}): Promise<NodeSnapshot> {
+    const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
+    const raw = await getCr(input.nodeName);
+    if (raw !== undefined) snapshot.cr = crSnapshotOf(raw);
+    try {
+      const pods = await core.listPodForAllNamespaces(
+        {
+          fieldSelector: `spec.nodeName=${input.nodeName}`,
+          ...(options.consistent === true ? {} : { resourceVersion: '0' }),
+        },
+        call(),
+      );
+      snapshot.pods = pods.items.map(podSnapshotOf);
+    } catch (error) {
+      throw kubeFailure(error, `list pods of ${input.nodeName}`);
+    }
+    await readRuntimeInto(snapshot, raw);
+    try {
+      snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
+    } catch (error) {
+      if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
+    }
+    return snapshot;
+  }
+
+  /** Terway's NodeRuntime, read live (written by the daemon, often absent: one GET, no informer). */
+  async function readRuntimeInto(snapshot: NodeSnapshot, raw: RawObject | undefined): Promise<void> {
+    try {
+      const runtime = (await custom.getClusterCustomObject(
+        {
+          group: NODE_CR_GROUP,
+          version: NODE_CR_VERSION,
+          plural: NODE_RUNTIME_PLURAL,
+          name: snapshot.nodeName,
+        },
+        call(),
+      )) as RawObject;
+      snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
+    } catch (error) {
+      if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${snapshot.nodeName}`);
+    }
+  }
+
+  /**
+   * The node from the worker's read cache once it has seen at least `after` (what the watcher saw, what the
+   * workflow last wrote), waiting up to `cacheWaitMs`; live otherwise (no cache, not synced, or still behind).
+   */
+  async function readNode(input: { nodeName: string; after?: Record<string, string> }): Promise<NodeSnapshot> {
+    const cache = deps.readCache;
+    if (cache?.hasSynced() !== true) return readLive(input);
+    const caughtUp = await cache.waitFor(input.after ?? {}, deps.cacheWaitMs ?? 2_000, cancellationSignal());
+    const cached = caughtUp ? cache.read(input.nodeName) : undefined;
+    if (cached === undefined) {
+      logFor(input.nodeName).info({ after: input.after }, 'Read cache behind what the workflow saw; reading live');
+      return readLive(input, { consistent: true });
+    }
+    const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: cached.pods };
+    if (cached.cr !== undefined) snapshot.cr = crSnapshotOf(cached.cr);
+    if (cached.coreNode !== undefined) snapshot.coreNode = cached.coreNode;
+    await readRuntimeInto(snapshot, cached.cr);
+    return snapshot;
+  }
+
+  const bases = new NodeViewBases();
+
+  /** Writes the status `build` makes of the CR as it is now, retrying on conflicts (see `writeNodeStatus`). */
+  async function replaceStatus(input: {
+    nodeName: string;
+    maxConflicts?: number;
+    build: (raw: RawObject) => NodeStatus;
+  }) {
+    const log = logFor(input.nodeName);
+    const maxConflicts = input.maxConflicts ?? 5;
+    for (let attempt = 0; ; attempt += 1) {
       const raw = await getCr(input.nodeName);
-      if (raw !== undefined) {
-        const metadata = raw.metadata ?? {};
-        const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
-        snapshot.cr = {
-          validation: validateNodeCr(raw),
-          resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
-          uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
-          isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
-          hasFinalizer: finalizers.includes(NODE_CR_FINALIZER),
-        };
+      if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
+      const next = input.build(raw);
+      const status: Record<string, unknown> = { ...(raw.status ?? {}) };
+      for (const key of ['nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
+        const value = next[key];
+        if (value === undefined) delete status[key];
+        else status[key] = value;
       }
+      // Laid over the CR as it is now, so fields of ENIs and IPs the model does not know survive the write.
+      status['networkInterfaces'] = mergeNetworkInterfacesOverRaw({
+        raw: status['networkInterfaces'],
+        enis: next.networkInterfaces ?? {},
+      });
+      await deps.beforeStatusReplace?.(attempt);
       try {
-        // resourceVersion "0": served from the apiserver's watch cache, not a quorum read of etcd.
-        const pods = await core.listPodForAllNamespaces(
+        const written = (await custom.replaceClusterCustomObjectStatus(
           {
-            fieldSelector: `spec.nodeName=${input.nodeName}`,
-            resourceVersion: '0',
-          },
-          call(),
-        );
-        snapshot.pods = pods.items.map(podSnapshotOf);
-      } catch (error) {
-        throw kubeFailure(error, `list pods of ${input.nodeName}`);
-      }
-      try {
-        const runtime = (await custom.getClusterCustomObject(
-          {
-            group: NODE_CR_GROUP,
-            version: NODE_CR_VERSION,
-            plural: NODE_RUNTIME_PLURAL,
-            name: input.nodeName,
+            ...crRef(input.nodeName),
+            body: { ...raw, status },
           },
           call(),
         )) as RawObject;
-        snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
+        const resourceVersion = written.metadata?.['resourceVersion'];
+        log.info({ conflicts: attempt }, 'Wrote Node CR status');
+        return {
+          outcome: 'written' as const,
+          conflicts: attempt,
+          resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
+        };
       } catch (error) {
-        if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${input.nodeName}`);
+        if (statusOf(error) === 409 && attempt < maxConflicts) {
+          log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
+          continue;
+        }
+        if (statusOf(error) === 404) return { outcome: 'gone' as const, conflicts: attempt };
+        throw kubeFailure(error, `write status of Node CR ${input.nodeName}`);
       }
-      try {
-        snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
-      } catch (error) {
-        if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
-      }
-      return snapshot;
+    }
+  }
+
+  return {
+    /** Reads the Node CR (validated), the pods bound to the node and the core Node, in one activity. */
+    async readNodeSnapshot(input: { nodeName: string }): Promise<NodeSnapshot> {
+      return readLive(input);
+    },
+
+    /**
+     * The node's {@link NodeView}: only the changes since `base` (the digest of the view the workflow holds) when
+     * this worker still has that view, else in full. An unchanged node costs a digest and an empty list.
+     */
+    async readNodeView(input: {
+      nodeName: string;
+      base?: string;
+      after?: Record<string, string>;
+    }): Promise<NodeViewReply> {
+      const view = nodeViewOf(await readNode(input));
+      const digest = nodeViewDigest(view);
+      const base = input.base === undefined ? undefined : bases.get(input.nodeName, input.base);
+      bases.remember(input.nodeName, digest, view);
+      if (input.base === undefined || base === undefined) return { digest, full: view };
+      return { digest, base: input.base, changes: jsonDelta(base, view) };
     },
 
     /** The ids of every ENI any Node CR lists (the janitor never touches those). */
@@ -434,47 +634,45 @@ export function createKubeActivities(deps: KubeActivityDeps) {
      * deleted meanwhile.
      */
     async writeNodeStatus(input: { nodeName: string; status: NodeStatus; maxConflicts?: number }) {
-      const log = logFor(input.nodeName);
-      const maxConflicts = input.maxConflicts ?? 5;
-      for (let attempt = 0; ; attempt += 1) {
-        const raw = await getCr(input.nodeName);
-        if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
-        const status: Record<string, unknown> = { ...(raw.status ?? {}) };
-        for (const key of ['nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
-          const value = input.status[key];
-          if (value === undefined) delete status[key];
-          else status[key] = value;
-        }
-        // Laid over the CR as it is now, so fields of ENIs and IPs the model does not know survive the write.
-        status['networkInterfaces'] = mergeNetworkInterfacesOverRaw({
-          raw: status['networkInterfaces'],
-          enis: input.status.networkInterfaces ?? {},
-        });
-        await deps.beforeStatusReplace?.(attempt);
-        try {
-          const written = (await custom.replaceClusterCustomObjectStatus(
-            {
-              ...crRef(input.nodeName),
-              body: { ...raw, status },
-            },
-            call(),
-          )) as RawObject;
-          const resourceVersion = written.metadata?.['resourceVersion'];
-          log.info({ conflicts: attempt }, 'Wrote Node CR status');
-          return {
-            outcome: 'written' as const,
-            conflicts: attempt,
-            resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
-          };
-        } catch (error) {
-          if (statusOf(error) === 409 && attempt < maxConflicts) {
-            log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
-            continue;
+      return replaceStatus({
+        nodeName: input.nodeName,
+        ...(input.maxConflicts === undefined ? {} : { maxConflicts: input.maxConflicts }),
+        build: () => input.status,
+      });
+    },
+
+    /**
+     * Like `writeNodeStatus`, but carries only what the pass changed: `eniChanges` (from `jsonDelta` of the
+     * ENIs as the pass read them and as it leaves them, {@link STATUS_CHANGE_DEPTH} deep) is applied to the ENIs of
+     * the CR as it is now, so the history holds the few entries that changed, not the node's whole status. A
+     * change to an entry of an ENI the CR no longer has fails for good (`KubeStaleBase`): the workflow keeps its
+     * ENIs and writes them in full on its next pass.
+     */
+    async writeNodeStatusChanges(input: {
+      nodeName: string;
+      eniChanges: JsonChange[];
+      lastSyncOpenAPITime?: string;
+      nextSyncOpenAPITime?: string;
+      maxConflicts?: number;
+    }) {
+      return replaceStatus({
+        nodeName: input.nodeName,
+        ...(input.maxConflicts === undefined ? {} : { maxConflicts: input.maxConflicts }),
+        build: (raw) => {
+          const validation = validateNodeCr(raw);
+          const current: NetworkInterfaces = validation.ok ? (validation.node.status?.networkInterfaces ?? {}) : {};
+          if (!deltaFitsBase(current, input.eniChanges)) {
+            throw ApplicationFailure.nonRetryable(
+              `status of Node CR ${input.nodeName} changed under the write: an ENI it updates is gone`,
+              'KubeStaleBase',
+            );
           }
-          if (statusOf(error) === 404) return { outcome: 'gone' as const, conflicts: attempt };
-          throw kubeFailure(error, `write status of Node CR ${input.nodeName}`);
-        }
-      }
+          const status: NodeStatus = { networkInterfaces: applyJsonDelta(current, input.eniChanges) };
+          if (input.lastSyncOpenAPITime !== undefined) status.lastSyncOpenAPITime = input.lastSyncOpenAPITime;
+          if (input.nextSyncOpenAPITime !== undefined) status.nextSyncOpenAPITime = input.nextSyncOpenAPITime;
+          return status;
+        },
+      });
     },
 
     /**

@@ -22,3 +22,5 @@ export * from './node-runtime.js';
 export * from './status-merge.js';
 export * from './orphan-enis.js';
 export * from './operation-failures.js';
+export * from './json-delta.js';
+export * from './resource-version.js';

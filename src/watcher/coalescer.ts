@@ -1,3 +1,4 @@
+import { mergeSeenVersions } from '../ipam/index.js';
 import type { ReconcileReason } from '../workflows/messages.js';
 
 /** What kind of pod change a watch event was, for the `podChanges` summary of a signal. */
@@ -10,6 +11,8 @@ export interface NodeChange {
   reason: string;
   /** Set for pod changes: counted in the signal's `podChanges`. */
   pod?: PodChangeKind;
+  /** The resourceVersion of the event, by informer (see `ReconcileReason.seen`). */
+  seen?: Record<string, string>;
 }
 
 /** The signal due for one node: every change seen since the last one, summarised. */
@@ -29,6 +32,7 @@ interface PendingNode {
   reasons: string[];
   podChanges: { added: number; updated: number; deleted: number };
   hasPodChanges: boolean;
+  seen?: Record<string, string>;
   firstMs: number;
   lastMs: number;
   /** A failed signal is retried no earlier than this. */
@@ -71,6 +75,7 @@ export class Coalescer {
       node.podChanges[change.pod] += 1;
       node.hasPodChanges = true;
     }
+    if (change.seen !== undefined) node.seen = mergeSeenVersions(node.seen, change.seen);
     node.lastMs = Math.max(node.lastMs, nowMs);
   }
 
@@ -83,6 +88,7 @@ export class Coalescer {
       this.inFlight.add(nodeName);
       const reason: ReconcileReason = { reason: node.reasons.join(',') };
       if (node.hasPodChanges) reason.podChanges = { ...node.podChanges };
+      if (node.seen !== undefined) reason.seen = node.seen;
       due.push({ nodeName, reason });
     }
     return due;
@@ -98,7 +104,16 @@ export class Coalescer {
     if (delivered) return;
     const retryAtMs = input.retryAtMs ?? nowMs;
     const reasons = signal.reason.reason.split(',').filter((reason) => reason !== '');
-    for (const reason of reasons) this.add({ nodeName: signal.nodeName, reason }, nowMs);
+    for (const reason of reasons) {
+      this.add(
+        {
+          nodeName: signal.nodeName,
+          reason,
+          ...(signal.reason.seen === undefined ? {} : { seen: signal.reason.seen }),
+        },
+        nowMs,
+      );
+    }
     const node = this.pending.get(signal.nodeName);
     if (node === undefined) return;
     const counts = signal.reason.podChanges;

@@ -14,9 +14,12 @@ import { Client, Connection } from '@temporalio/client';
 
 import { ConfigError, warnDeprecatedVariables } from '../config.js';
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
+import { ResourceInformer } from '../kube/resource-informer.js';
+import type { ChangeOrigin, InformerCounters } from '../kube/resource-informer.js';
 import { abortOptions } from '../kube-request.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
+import type { NodeChange } from './coalescer.js';
 import { startHealthServer } from './health-server.js';
 import type { HealthSource } from './health-server.js';
 import { LeaderElector } from './leader-elector.js';
@@ -31,8 +34,6 @@ import {
   podView,
 } from './relevant-changes.js';
 import type { NodeCrObject } from './relevant-changes.js';
-import { ResourceInformer } from './resource-informer.js';
-import type { InformerCounters } from './resource-informer.js';
 import { SignalDispatcher } from './signal-dispatcher.js';
 import type { SignalCounters } from './signal-dispatcher.js';
 import { ipamGauges } from './ipam-gauges.js';
@@ -126,9 +127,17 @@ export async function runWatcher(
   });
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
-  const common = { kubeConfig, logger, watch: config.watch, onChange: dispatcher.enqueue.bind(dispatcher) };
+  // The change carries the resourceVersion the watcher saw, so the worker's read can wait for its own cache.
+  const onChange = (change: NodeChange, origin: ChangeOrigin): void => {
+    dispatcher.enqueue(
+      origin.resourceVersion === undefined
+        ? change
+        : { ...change, seen: { [origin.informer]: origin.resourceVersion } },
+    );
+  };
+  const common = { kubeConfig, logger, watch: config.watch, onChange };
 
-  const pods = new ResourceInformer<V1Pod, ReturnType<typeof podView>>({
+  const pods = new ResourceInformer<V1Pod, ReturnType<typeof podView>, NodeChange>({
     ...common,
     name: 'pods',
     path: '/api/v1/pods',
@@ -137,7 +146,7 @@ export async function runWatcher(
     view: podView,
     change: podChange,
   });
-  const nodeCrs = new ResourceInformer<NodeCrObject & KubernetesObject, ReturnType<typeof nodeCrView>>({
+  const nodeCrs = new ResourceInformer<NodeCrObject & KubernetesObject, ReturnType<typeof nodeCrView>, NodeChange>({
     ...common,
     name: 'node-crs',
     path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
@@ -149,7 +158,7 @@ export async function runWatcher(
     view: nodeCrView,
     change: nodeCrChange,
   });
-  const coreNodes = new ResourceInformer<V1Node, ReturnType<typeof coreNodeView>>({
+  const coreNodes = new ResourceInformer<V1Node, ReturnType<typeof coreNodeView>, NodeChange>({
     ...common,
     name: 'core-nodes',
     path: '/api/v1/nodes',

@@ -9,6 +9,7 @@ import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
+import type { NodeReadCache } from '../activities/node-read-cache.js';
 import type { Logger } from '../logger.js';
 import { activityLogInterceptors } from './sdk-logging.js';
 import type { WorkerTracing } from './tracing.js';
@@ -67,6 +68,8 @@ export interface EniflowWorkerDeps {
   ecs: EcsApi;
   kubeConfig: KubeConfig;
   logger: Logger;
+  /** The worker's informers, started by the caller; without one every read is live. */
+  readCache?: NodeReadCache;
   eniPollIntervalMs?: number;
   maxConcurrentActivities?: number;
   /** Where the workflows' metric sinks and the vSwitch cache report (default: the process's {@link workerMetrics}). */
@@ -102,6 +105,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     vSwitches,
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
+    ...(deps.readCache === undefined ? {} : { readCache: deps.readCache }),
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
     ...(deps.tracing === undefined ? {} : { tracer: deps.tracing.callTracer }),
     ...(deps.temporalUiUrl === undefined ? {} : { temporalUiUrl: deps.temporalUiUrl }),

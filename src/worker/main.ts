@@ -5,6 +5,7 @@ import type { Worker, WorkerOptions } from '@temporalio/worker';
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
 import { EcsRateLimiter } from '../activities/ecs/rate-limiter.js';
+import { NodeReadCache } from '../activities/node-read-cache.js';
 import { ConfigError, loadWorkerConfig, warnDeprecatedVariables } from '../config.js';
 import type { WorkerConfig } from '../config.js';
 import { createLogger } from '../logger.js';
@@ -111,27 +112,41 @@ export async function startWorker(input: {
     observe: ecsCallMetrics(),
     ...(tracing === undefined ? {} : { tracer: tracing.callTracer }),
   });
-  const connection = await NativeConnection.connect({
-    address: config.temporal.address,
-    ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
-    ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
-    ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
-  });
-  const worker = await createEniflowWorker({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    ecs,
-    kubeConfig,
-    logger,
-    eniPollIntervalMs: config.ecs.eniPollIntervalMs,
-    maxConcurrentActivities: config.maxConcurrentActivities,
-    ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),
-    ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
-    ...(tracing === undefined ? {} : { tracing }),
-  });
+  // Started first, so the informers list while the worker connects and loads its workflow code.
+  const readCache = new NodeReadCache({ kubeConfig, logger });
+  readCache.start();
+  let connection: NativeConnection;
+  let worker: Awaited<ReturnType<typeof createEniflowWorker>>;
+  try {
+    connection = await NativeConnection.connect({
+      address: config.temporal.address,
+      ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
+      ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+      ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
+    });
+    worker = await createEniflowWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      ecs,
+      kubeConfig,
+      logger,
+      readCache,
+      eniPollIntervalMs: config.ecs.eniPollIntervalMs,
+      maxConcurrentActivities: config.maxConcurrentActivities,
+      ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),
+      ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
+      ...(tracing === undefined ? {} : { tracing }),
+    });
+  } catch (error) {
+    await readCache.stop();
+    throw error;
+  }
   logger.info({ address: config.temporal.address, taskQueue: config.temporal.taskQueue }, 'Worker started');
+  // Reads before the cache has synced are live anyway; waiting (boundedly) spares the apiserver that burst.
+  await Promise.race([readCache.synced, new Promise((resolve) => setTimeout(resolve, CACHE_SYNC_WAIT_MS).unref())]);
   const done = worker.run().finally(async () => {
+    await readCache.stop();
     await connection.close();
     // The spans of the last activities would otherwise be lost with the process.
     await tracing?.shutdown();
@@ -147,6 +162,9 @@ export async function startWorker(input: {
     readiness: workerReadiness(worker, connection),
   };
 }
+
+/** How long a starting worker waits for its read cache to sync before it polls (reads are live until then). */
+const CACHE_SYNC_WAIT_MS = 15_000;
 
 /**
  * Runs the worker until SIGINT/SIGTERM, then drains in-flight tasks and exits. Tests that restart the worker process

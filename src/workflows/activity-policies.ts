@@ -1,4 +1,4 @@
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /**
  * Timeouts and retry policies of every activity, in one place. They mirror Terway's backoffs in spirit
@@ -114,3 +114,13 @@ export const ACTIVITY_POLICIES = {
     },
   },
 } satisfies Record<string, ActivityOptions>;
+
+/**
+ * Cheap reads run as local activities (issue 10, small histories): no round trip through the task queue, and one
+ * marker in history instead of three events and a workflow task of their own. Same retries as their remote
+ * counterparts; a retry waiting longer than `localRetryThreshold` becomes a timer.
+ */
+export const LOCAL_ACTIVITY_POLICIES = {
+  kubeRead: { ...ACTIVITY_POLICIES.kubeRead, localRetryThreshold: '10 seconds' },
+  ecsRead: { ...ACTIVITY_POLICIES.ecsRead, localRetryThreshold: '10 seconds' },
+} satisfies Record<string, LocalActivityOptions>;

@@ -8,6 +8,11 @@ export interface ReconcileReason {
   reason: string;
   /** Pod changes coalesced into this signal, by kind. */
   podChanges?: { added: number; updated: number; deleted: number };
+  /**
+   * The newest resourceVersion the watcher saw, by informer (`pods`, `node-crs`, `core-nodes`): the worker's read
+   * waits for its own cache to have seen as much (else reads live), so a pass never plans on an older view.
+   */
+  seen?: Record<string, string>;
 }
 
 /** Wakes the workflow for a reconcile pass; bursts are coalesced (one pass per minimum interval). */

@@ -30,8 +30,8 @@ export interface NodeIpamWorkflowInput {
 export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<NodeWorkflowState> {
   const reconciler = new NodeReconciler(input);
   const story = new NodeStory({ nodeName: input.nodeName, source: reconciler });
-  setHandler(reconcileSignal, () => {
-    reconciler.noteSignal();
+  setHandler(reconcileSignal, (reason) => {
+    reconciler.noteSignal(reason);
   });
   setHandler(gcSignal, () => {
     reconciler.requestGc();

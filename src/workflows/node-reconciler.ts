@@ -5,11 +5,13 @@ import {
   log,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 
 import {
+  applyJsonDelta,
   assignIpsFromLocalPool,
   canonicalJson,
   countIdleIps,
@@ -23,6 +25,8 @@ import {
   forgetIps,
   formatRfc3339,
   isCloudFailureType,
+  jsonDelta,
+  mergeSeenVersions,
   mergeOpenApiEnis,
   noteOperationFailure,
   operationFailureNotice,
@@ -60,8 +64,8 @@ import type {
   UnsatisfiedPod,
   VSwitchInfo,
 } from '../ipam/index.js';
-import type { Activities, NodeSnapshot } from '../activities/index.js';
-import { ACTIVITY_POLICIES } from './activity-policies.js';
+import type { Activities, NodeSnapshot, NodeView } from '../activities/index.js';
+import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES } from './activity-policies.js';
 import { proxyActivitiesWithSummaries } from './activity-summaries.js';
 import { DEFAULT_NODE_SETTINGS } from './messages.js';
 import type {
@@ -70,6 +74,7 @@ import type {
   NodeIpamSettings,
   NodeWorkflowState,
   PendingOperation,
+  ReconcileReason,
   RecordedError,
 } from './messages.js';
 
@@ -82,6 +87,8 @@ const attach = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.attachEni);
 const wait = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.waitEniStatus);
 const release = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.releaseEni);
 const ipOps = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.ipOps);
+const kubeReadLocal = proxyLocalActivities<Activities>(LOCAL_ACTIVITY_POLICIES.kubeRead);
+const ecsReadLocal = proxyLocalActivities<Activities>(LOCAL_ACTIVITY_POLICIES.ecsRead);
 
 export { DEFAULT_NODE_SETTINGS as DEFAULT_SETTINGS } from './messages.js';
 export type { NodeIpamSettings } from './messages.js';
@@ -101,6 +108,27 @@ const CREATE_INTENT_PATCH = 'create-intent';
  * events"). Before it, events were deduplicated by message and every failure backed off up to the long cap.
  */
 const TRUTHFUL_EVENTS_PATCH = 'truthful-events';
+/**
+ * Small histories: the pass reads the node as changes since the view it holds (`readNodeView`, a local activity),
+ * describes its vSwitches in a local activity, and writes only the ENI entries it changed
+ * (`writeNodeStatusChanges`). Histories recorded before it scheduled `readNodeSnapshot`, `describeVSwitches` and
+ * `writeNodeStatus` as activities, whose results and inputs replay only on the old path.
+ */
+const COMPACT_HISTORY_PATCH = 'compact-history';
+/** Depth of the status write's changes (see `STATUS_CHANGE_DEPTH` in kube-activities.ts). */
+const STATUS_CHANGE_DEPTH = 3;
+
+/** The snapshot the core reads, from the compact view (pods in `namespace/name` order). */
+function snapshotOfView(view: NodeView): NodeSnapshot {
+  const snapshot: NodeSnapshot = {
+    nodeName: view.nodeName,
+    pods: sortedKeys(view.pods).flatMap((key) => view.pods[key] ?? []),
+  };
+  if (view.cr !== undefined) snapshot.cr = view.cr;
+  if (view.nodeRuntime !== undefined) snapshot.nodeRuntime = view.nodeRuntime;
+  if (view.coreNode !== undefined) snapshot.coreNode = view.coreNode;
+  return snapshot;
+}
 
 /**
  * Version of {@link CarriedState}. Bump it when a field changes meaning or becomes required, and teach
@@ -136,6 +164,11 @@ export interface CarriedState {
   pendingCreates?: PendingCreate[];
   /** Cloud calls failing over consecutive passes, by call and code: what events and conditions report. */
   failingOperations?: FailingOperations;
+  /**
+   * The newest resourceVersions the workflow knows of, by informer: from the watcher's signals and its own status
+   * writes. A read answers from a worker's cache only once that cache has seen as much.
+   */
+  seenVersions?: Record<string, string>;
 }
 
 /** A create intent: what was asked and under which ClientToken. */
@@ -289,6 +322,11 @@ export class NodeReconciler {
   private blockedVSwitches: NonNullable<NodeWorkflowState['blockedVSwitches']> = [];
   /** Set by a `resync` signal; the next pass's vSwitch read then asks the cloud again (lifting blocks). */
   private vSwitchRefreshRequested = false;
+  /**
+   * The node as the last read left it, and its digest: the base of the next read's changes. Rebuilt on replay from
+   * the reads in history (a run starts without one, so its first read is in full); never carried.
+   */
+  private nodeView: { digest: string; view: NodeView } | undefined;
 
   constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
@@ -305,7 +343,8 @@ export class NodeReconciler {
     };
   }
 
-  noteSignal(): void {
+  noteSignal(reason?: ReconcileReason): void {
+    if (reason?.seen !== undefined) this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, reason.seen);
     this.state.signalsReceived += 1;
     this.dirty = true;
   }
@@ -608,7 +647,9 @@ export class NodeReconciler {
 
   /** Returns true when the pass failed (so the next one backs off). */
   private async reconcile(): Promise<boolean> {
-    const snapshot = await kubeRead.readNodeSnapshot({ nodeName: this.nodeName });
+    const snapshot = patched(COMPACT_HISTORY_PATCH)
+      ? await this.readNode()
+      : await kubeRead.readNodeSnapshot({ nodeName: this.nodeName });
     this.skipReason = undefined;
     this.coreNode = snapshot.coreNode;
     this.crUid = snapshot.cr?.uid;
@@ -658,6 +699,27 @@ export class NodeReconciler {
       return this.skip('NodeNotReady', 'the core Node is missing or not Ready');
     }
     return this.reconcileReadyNode({ node, snapshot, uid: cr.uid });
+  }
+
+  /** Reads the node as changes since the view held (or in full), and keeps the result as the next base. */
+  private async readNode(): Promise<NodeSnapshot> {
+    const held = this.nodeView;
+    const after = this.state.seenVersions;
+    const reply = await kubeReadLocal.readNodeView({
+      nodeName: this.nodeName,
+      ...(held === undefined ? {} : { base: held.digest }),
+      ...(after === undefined ? {} : { after }),
+    });
+    let view: NodeView;
+    if ('full' in reply) view = reply.full;
+    else if (held?.digest === reply.base) view = applyJsonDelta(held.view, reply.changes);
+    else {
+      // Cannot happen (the activity answers against the base sent); the next read, without a base, is in full.
+      this.nodeView = undefined;
+      throw ApplicationFailure.retryable(`read answered against base ${reply.base}`, 'KubeStaleBase');
+    }
+    this.nodeView = { digest: reply.digest, view };
+    return snapshotOfView(view);
   }
 
   /**
@@ -755,7 +817,11 @@ export class NodeReconciler {
     // `needResync` would otherwise never reach the vSwitches.
     const refresh = this.truthful && (this.vSwitchRefreshRequested || this.state.needResync);
     if (refresh) this.vSwitchRefreshRequested = false;
-    const vSwitches = await ecsRead.describeVSwitches({ vSwitchIds, ...(refresh ? { refresh: true } : {}) });
+    // Served from the worker's vSwitch cache mostly: local under the small-history patch.
+    const vSwitches = await (patched(COMPACT_HISTORY_PATCH) ? ecsReadLocal : ecsRead).describeVSwitches({
+      vSwitchIds,
+      ...(refresh ? { refresh: true } : {}),
+    });
     if (this.truthful) {
       this.reachedCloud = true;
       await this.reportBlockedVSwitches({ vSwitches, uid: input.uid });
@@ -1359,8 +1425,25 @@ export class NodeReconciler {
       });
     if (this.state.unwrittenEnis === undefined && owned(input.status) === owned(input.current)) return true;
     try {
-      const result = await statusWrite.writeNodeStatus({ nodeName: this.nodeName, status: input.status });
+      const result = patched(COMPACT_HISTORY_PATCH)
+        ? await statusWrite.writeNodeStatusChanges({
+            nodeName: this.nodeName,
+            eniChanges: jsonDelta(input.current.networkInterfaces ?? {}, input.status.networkInterfaces ?? {}, {
+              maxDepth: STATUS_CHANGE_DEPTH,
+            }),
+            ...(input.status.lastSyncOpenAPITime === undefined
+              ? {}
+              : { lastSyncOpenAPITime: input.status.lastSyncOpenAPITime }),
+            ...(input.status.nextSyncOpenAPITime === undefined
+              ? {}
+              : { nextSyncOpenAPITime: input.status.nextSyncOpenAPITime }),
+          })
+        : await statusWrite.writeNodeStatus({ nodeName: this.nodeName, status: input.status });
       if (result.outcome === 'gone') this.finished = true;
+      else if ('resourceVersion' in result && result.resourceVersion !== '' && patched(COMPACT_HISTORY_PATCH)) {
+        // The next read must see this write: a cache that has not yet would plan on the status before it.
+        this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, { 'node-crs': result.resourceVersion });
+      }
       delete this.state.unwrittenEnis;
       return true;
     } catch (error) {

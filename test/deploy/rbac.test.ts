@@ -35,6 +35,7 @@ import { pino } from 'pino';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { createKubeActivities } from '../../src/activities/kube-activities.js';
 import type { KubeActivities } from '../../src/activities/kube-activities.js';
+import { NodeReadCache } from '../../src/activities/node-read-cache.js';
 import { NODE_CR_FINALIZER } from '../../src/ipam/index.js';
 import type { NodeSpec } from '../../src/ipam/index.js';
 import {
@@ -240,6 +241,28 @@ describe('RBAC of deploy/ on a real apiserver', () => {
     await admin.core.deleteNamespace({ name: namespace }).catch(() => undefined);
   });
 
+  it("lets the worker's read cache list and watch the node's pods, core Node and Node CR", async () => {
+    const cache = new NodeReadCache({ kubeConfig: worker.kubeConfig, logger });
+    cache.start();
+    try {
+      const cached = await pollUntil(
+        () => {
+          const node = cache.read(nodeName);
+          const complete = node?.cr !== undefined && node.coreNode !== undefined && node.pods.length > 0;
+          return Promise.resolve(complete ? node : undefined);
+        },
+        { description: 'the read cache synced with the worker identity', timeoutMs: 30_000 },
+      );
+      assert.deepEqual(
+        cached.pods.map((pod) => `${pod.metadata.namespace}/${pod.metadata.name}`),
+        [`${namespace}/on-node`],
+      );
+      assert.equal(cache.counters().pods.errors, 0, 'no informer was refused');
+    } finally {
+      await cache.stop();
+    }
+  });
+
   it("lets the worker's activities read, write the status, patch a condition, record events, drop the finalizer", async () => {
     const snapshot = await run(() => activities.readNodeSnapshot({ nodeName }));
     assert.equal(snapshot.cr?.validation.ok, true);
@@ -352,7 +375,11 @@ describe('RBAC of deploy/ on a real apiserver', () => {
       'create a Lease': await outcome(
         worker.coordination.createNamespacedLease({ namespace, body: { metadata: { name: 'worker' } } }),
       ),
-      'watch pods': (await watchFor({ identity: worker, path: '/api/v1/pods', query: {} })) as unknown,
+      'watch secrets': (await watchFor({
+        identity: worker,
+        path: `/api/v1/namespaces/${namespace}/secrets`,
+        query: {},
+      })) as unknown,
     };
     assert.deepEqual(refused, {
       'delete a pod': 403,
@@ -360,7 +387,7 @@ describe('RBAC of deploy/ on a real apiserver', () => {
       'update a core Node spec': 403,
       'delete a Node CR': 403,
       'create a Lease': 403,
-      'watch pods': { refused: 403 },
+      'watch secrets': { refused: 403 },
     });
   });
 

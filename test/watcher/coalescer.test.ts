@@ -31,6 +31,19 @@ describe('Coalescer', () => {
     assert.equal(coalescer.nextDueMs(), undefined);
   });
 
+  it('carries the newest resourceVersion seen per informer, also through a failed signal', () => {
+    const coalescer = new Coalescer({ windowMs: 0, maxDelayMs: 0 });
+    coalescer.add({ nodeName: 'a', reason: 'pod-added', pod: 'added', seen: { pods: '120' } }, 0);
+    coalescer.add({ nodeName: 'a', reason: 'pod-added', pod: 'added', seen: { pods: '99' } }, 0);
+    coalescer.add({ nodeName: 'a', reason: 'node-cr-changed', seen: { 'node-crs': '1000' } }, 0);
+    const [signal] = coalescer.takeDue(0);
+    assert.deepEqual(signal?.reason.seen, { 'node-crs': '1000', pods: '120' });
+    assert.ok(signal !== undefined);
+    coalescer.settle({ signal, delivered: false, nowMs: 0 });
+    coalescer.add({ nodeName: 'a', reason: 'pod-deleted', pod: 'deleted', seen: { pods: '130' } }, 0);
+    assert.deepEqual(coalescer.takeDue(0)[0]?.reason.seen, { 'node-crs': '1000', pods: '130' });
+  });
+
   it('signals steady churn at least every maxDelayMs', () => {
     const coalescer = new Coalescer({ windowMs: 200, maxDelayMs: 1_000 });
     const sent: number[] = [];

@@ -2,7 +2,6 @@ import { ListWatch } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 
 import type { Logger } from '../logger.js';
-import type { NodeChange } from './coalescer.js';
 import { KubeWatch } from './kube-watch.js';
 
 /** Counters of one informer, for tests and metrics. */
@@ -23,7 +22,13 @@ export interface InformerCounters {
   watchRequests: number;
 }
 
-export interface ResourceInformerOptions<T extends KubernetesObject, V extends { nodeName: string }> {
+/** Where a change came from: the informer's name and the resourceVersion of the event (absent for a relist). */
+export interface ChangeOrigin {
+  informer: string;
+  resourceVersion?: string;
+}
+
+export interface ResourceInformerOptions<T extends KubernetesObject, V extends { nodeName: string }, C = unknown> {
   /** e.g. `pods`, for logs and metrics. */
   name: string;
   kubeConfig: KubeConfig;
@@ -37,9 +42,9 @@ export interface ResourceInformerOptions<T extends KubernetesObject, V extends {
   fieldSelector?: string;
   /** Projects an object onto what matters; only projections are kept. */
   view: (object: T) => V;
-  /** The node change between two projections (undefined = not relevant). */
-  change: (before: V | undefined, after: V | undefined) => NodeChange | undefined;
-  onChange: (change: NodeChange) => void;
+  /** The change between two projections (undefined = not relevant); none when only the views are wanted. */
+  change?: (before: V | undefined, after: V | undefined) => C | undefined;
+  onChange?: (change: C, origin: ChangeOrigin) => void;
   logger: Logger;
   /** Watch timeouts (see {@link KubeWatch}) and the deadline of each list. */
   watch: { serverTimeoutSeconds: number; idleTimeoutMs: number; listTimeoutMs: number };
@@ -54,10 +59,13 @@ export interface ResourceInformerOptions<T extends KubernetesObject, V extends {
  * add/update/delete into a {@link NodeChange} by comparing projections. Changes of the first list are not reported:
  * the caller reads {@link nodeNames} once {@link synced} resolves. A relist reports objects that vanished.
  */
-export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: string }> {
+export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: string }, C = unknown> {
   readonly synced: Promise<void>;
-  private readonly options: ResourceInformerOptions<T, V>;
+  private readonly options: ResourceInformerOptions<T, V, C>;
   private readonly views = new Map<string, V>();
+  /** The keys of the views of each node, so a node's objects are found without a scan. */
+  private readonly keysByNode = new Map<string, Set<string>>();
+  private isSynced = false;
   private readonly kubeWatch: KubeWatch;
   private readonly listWatch: ListWatch<T>;
   private readonly counts = { lists: 0, errors: 0, restarts: 0, listTimeouts: 0 };
@@ -68,7 +76,7 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
   private backoffMs: number;
   private stopped = false;
 
-  constructor(options: ResourceInformerOptions<T, V>) {
+  constructor(options: ResourceInformerOptions<T, V, C>) {
     this.options = options;
     this.backoffMs = options.backoff?.initialMs ?? 1_000;
     this.synced = new Promise((resolve) => {
@@ -94,7 +102,7 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
       this.observe(object);
     });
     this.listWatch.on('delete', (object) => {
-      this.forget(keyOf(object));
+      this.forget(keyOf(object), object.metadata?.resourceVersion);
     });
     this.listWatch.on('connect', () => {
       this.options.logger.debug(
@@ -125,6 +133,27 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
   /** The current view of the object with this key (`name`, or `namespace/name`). */
   view(key: string): V | undefined {
     return this.views.get(key);
+  }
+
+  /** Whether the first list has completed (then the views follow the watch). */
+  hasSynced(): boolean {
+    return this.isSynced;
+  }
+
+  /** The current view of the object `namespace/name` (or `name` when cluster-scoped). */
+  get(key: string): V | undefined {
+    return this.views.get(key);
+  }
+
+  /** The current views of the objects of one node, in key order. */
+  viewsOf(nodeName: string): V[] {
+    const keys = [...(this.keysByNode.get(nodeName) ?? [])].sort();
+    return keys.flatMap((key) => this.views.get(key) ?? []);
+  }
+
+  /** The resourceVersion the informer has seen up to (last list, event or bookmark); '' before the first list. */
+  resourceVersion(): string {
+    return this.listWatch.latestResourceVersion();
   }
 
   /** Node names the current objects refer to. */
@@ -174,10 +203,11 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
     this.counts.lists += 1;
     this.backoffMs = this.options.backoff?.initialMs ?? 1_000;
     const present = new Set(list.items.map((item) => keyOf(item)));
-    for (const key of [...this.views.keys()]) if (!present.has(key)) this.forget(key);
+    for (const key of [...this.views.keys()]) if (!present.has(key)) this.forget(key, undefined);
     for (const item of list.items) this.observe(item, { quiet: initial });
     if (initial) {
       this.options.logger.info({ informer: this.options.name, objects: list.items.length }, 'Informer synced');
+      this.isSynced = true;
       this.markSynced();
     } else {
       this.options.logger.info({ informer: this.options.name, objects: list.items.length }, 'Informer relisted');
@@ -191,19 +221,41 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
     const after = this.options.view(object);
     const before = this.views.get(key);
     this.views.set(key, after);
+    this.index(key, before, after);
     this.backoffMs = this.options.backoff?.initialMs ?? 1_000;
     if (options.quiet === true) return;
-    const change = this.options.change(before, after);
-    if (change !== undefined) this.options.onChange(change);
+    this.report(before, after, object.metadata?.resourceVersion);
   }
 
-  private forget(key: string): void {
+  private forget(key: string, resourceVersion: string | undefined): void {
     if (this.stopped) return;
     const before = this.views.get(key);
     if (before === undefined) return;
     this.views.delete(key);
-    const change = this.options.change(before, undefined);
-    if (change !== undefined) this.options.onChange(change);
+    this.index(key, before, undefined);
+    this.report(before, undefined, resourceVersion);
+  }
+
+  private report(before: V | undefined, after: V | undefined, resourceVersion: string | undefined): void {
+    const change = this.options.change?.(before, after);
+    if (change === undefined) return;
+    this.options.onChange?.(change, {
+      informer: this.options.name,
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    });
+  }
+
+  private index(key: string, before: V | undefined, after: V | undefined): void {
+    if (before !== undefined && before.nodeName !== after?.nodeName) {
+      const keys = this.keysByNode.get(before.nodeName);
+      keys?.delete(key);
+      if (keys?.size === 0) this.keysByNode.delete(before.nodeName);
+    }
+    if (after !== undefined) {
+      const keys = this.keysByNode.get(after.nodeName) ?? new Set<string>();
+      keys.add(key);
+      this.keysByNode.set(after.nodeName, keys);
+    }
   }
 
   private onError(error: unknown): void {
@@ -224,7 +276,8 @@ export class ResourceInformer<T extends KubernetesObject, V extends { nodeName: 
   }
 }
 
-function keyOf(object: KubernetesObject): string {
+/** `namespace/name`, or `name` for a cluster-scoped object. */
+export function keyOf(object: KubernetesObject): string {
   const namespace = object.metadata?.namespace ?? '';
   const name = object.metadata?.name ?? '';
   return namespace === '' ? name : `${namespace}/${name}`;

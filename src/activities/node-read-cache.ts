@@ -1,0 +1,142 @@
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesListObject, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
+
+import { compareResourceVersions, NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
+import type { PodSnapshot } from '../ipam/index.js';
+import { ResourceInformer } from '../kube/resource-informer.js';
+import type { InformerCounters } from '../kube/resource-informer.js';
+import { abortOptions } from '../kube-request.js';
+import type { Logger } from '../logger.js';
+import { coreNodeSnapshot, podSnapshotOf } from './kube-activities.js';
+import type { NodeSnapshot, RawObject } from './kube-activities.js';
+
+export interface NodeReadCacheOptions {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  /** Watch timeouts and list deadline, as the watcher's informers take them. */
+  watch?: { serverTimeoutSeconds: number; idleTimeoutMs: number; listTimeoutMs: number };
+}
+
+/** What the cache holds of a node: the raw Node CR, its pods (projected), the core Node (projected). */
+export interface CachedNode {
+  cr?: RawObject;
+  pods: PodSnapshot[];
+  coreNode?: NonNullable<NodeSnapshot['coreNode']>;
+}
+
+const BOUND_PODS = 'spec.nodeName!=';
+const DEFAULT_WATCH = { serverTimeoutSeconds: 300, idleTimeoutMs: 90_000, listTimeoutMs: 60_000 };
+
+/**
+ * The worker's shared read cache (issue 10): informers on bound Pods, Node CRs and core Nodes, the same
+ * list/watch/relist machinery as the watcher's, so a pass reads its node from memory instead of four apiserver
+ * requests. Informers are named as the watcher's (`pods`, `node-crs`, `core-nodes`), so the resource versions a
+ * signal carries ({@link waitFor}) name the informer that must have seen them.
+ */
+export class NodeReadCache {
+  private readonly pods: ResourceInformer<V1Pod, { nodeName: string; pod: PodSnapshot }>;
+  private readonly nodeCrs: ResourceInformer<KubernetesObject, { nodeName: string; raw: RawObject }>;
+  private readonly coreNodes: ResourceInformer<
+    V1Node,
+    { nodeName: string; node: NonNullable<NodeSnapshot['coreNode']> }
+  >;
+  private readonly byName: Map<string, { resourceVersion(): string }>;
+
+  constructor(options: NodeReadCacheOptions) {
+    const core = options.kubeConfig.makeApiClient(CoreV1Api);
+    const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    const common = { kubeConfig: options.kubeConfig, logger: options.logger, watch: options.watch ?? DEFAULT_WATCH };
+    this.pods = new ResourceInformer({
+      ...common,
+      name: 'pods',
+      path: '/api/v1/pods',
+      fieldSelector: BOUND_PODS,
+      list: (signal) => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS }, abortOptions(signal)),
+      view: (pod: V1Pod) => ({ nodeName: pod.spec?.nodeName ?? '', pod: podSnapshotOf(pod) }),
+    });
+    this.nodeCrs = new ResourceInformer({
+      ...common,
+      name: 'node-crs',
+      path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
+      list: async (signal) =>
+        (await custom.listClusterCustomObject(
+          { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL },
+          abortOptions(signal),
+        )) as KubernetesListObject<KubernetesObject>,
+      view: (cr: KubernetesObject) => ({ nodeName: cr.metadata?.name ?? '', raw: cr as RawObject }),
+    });
+    this.coreNodes = new ResourceInformer({
+      ...common,
+      name: 'core-nodes',
+      path: '/api/v1/nodes',
+      list: (signal) => core.listNode({}, abortOptions(signal)),
+      view: (node: V1Node) => ({ nodeName: node.metadata?.name ?? '', node: coreNodeSnapshot(node) }),
+    });
+    this.byName = new Map<string, { resourceVersion(): string }>([
+      ['pods', this.pods],
+      ['node-crs', this.nodeCrs],
+      ['core-nodes', this.coreNodes],
+    ]);
+  }
+
+  start(): void {
+    this.pods.start();
+    this.nodeCrs.start();
+    this.coreNodes.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.pods.stop(), this.nodeCrs.stop(), this.coreNodes.stop()]);
+  }
+
+  /** Resolves once every informer has listed once. */
+  get synced(): Promise<void> {
+    return Promise.all([this.pods.synced, this.nodeCrs.synced, this.coreNodes.synced]).then(() => undefined);
+  }
+
+  hasSynced(): boolean {
+    return this.pods.hasSynced() && this.nodeCrs.hasSynced() && this.coreNodes.hasSynced();
+  }
+
+  counters(): { pods: InformerCounters; nodeCrs: InformerCounters; coreNodes: InformerCounters } {
+    return { pods: this.pods.counters(), nodeCrs: this.nodeCrs.counters(), coreNodes: this.coreNodes.counters() };
+  }
+
+  /**
+   * Whether every informer named in `after` has seen at least that resourceVersion, waiting up to `waitMs` for
+   * it; false at once for a name or version this cache cannot compare (the caller then reads live).
+   */
+  async waitFor(after: Readonly<Record<string, string>>, waitMs: number, signal?: AbortSignal): Promise<boolean> {
+    const behind = (): boolean | undefined => {
+      let any = false;
+      for (const [name, version] of Object.entries(after)) {
+        const informer = this.byName.get(name);
+        if (informer === undefined) return undefined;
+        const order = compareResourceVersions(informer.resourceVersion(), version);
+        if (order === undefined) return undefined;
+        if (order < 0) any = true;
+      }
+      return any;
+    };
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const state = behind();
+      if (state === undefined) return false;
+      if (!state) return true;
+      if (Date.now() >= deadline || signal?.aborted === true) return false;
+      // Watch events arrive in order: polling the informers' versions is enough (a bookmark also moves them).
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** The node as the informers hold it now; undefined before they have synced. */
+  read(nodeName: string): CachedNode | undefined {
+    if (!this.hasSynced()) return undefined;
+    const node: CachedNode = { pods: this.pods.viewsOf(nodeName).map((view) => view.pod) };
+    const cr = this.nodeCrs.get(nodeName);
+    if (cr !== undefined) node.cr = cr.raw;
+    const coreNode = this.coreNodes.get(nodeName);
+    if (coreNode !== undefined) node.coreNode = coreNode.node;
+    return node;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The worker's read cache (issue 10) against the real test kube-apiserver: `readNodeView` answers from the
+ * informers with the same view a live read gives, waits for the cache to have seen what the workflow saw, and reads
+ * live when it has not (a frozen cache stands for one that lags). Also the compact status write.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { pino } from 'pino';
+
+import { createKubeActivities } from '../../src/activities/kube-activities.js';
+import type { NodeView, NodeViewReply } from '../../src/activities/kube-activities.js';
+import { NodeReadCache } from '../../src/activities/node-read-cache.js';
+import type { NodeSpec } from '../../src/ipam/index.js';
+import {
+  createCoreNode,
+  createNodeCr,
+  createPodOnNode,
+  createTestNamespace,
+  deleteNodeCr,
+  kubeTestClients,
+  readNodeCr,
+  readyCondition,
+  uniqueName,
+} from '../support/kube-env.js';
+import type { KubeTestClients } from '../support/kube-env.js';
+
+const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+const run = <R>(fn: () => Promise<R>): Promise<R> => new MockActivityEnvironment({ activityType: 'test' }).run(fn);
+
+const SPEC: NodeSpec = {
+  nodeMetadata: { regionID: 'cn-hangzhou', instanceID: 'i-1', instanceType: 'ecs.g7.large', zoneID: 'cn-hangzhou-h' },
+  nodeCap: { adapters: 3, ipv4PerAdapter: 6, ipv6PerAdapter: 6 },
+  eni: { enableIPv4: true, vSwitchOptions: ['vsw-1'], securityGroupIDs: ['sg-1'], vSwitchSelectPolicy: 'ordered' },
+  pool: { minPoolSize: 0, maxPoolSize: 5 },
+  flavor: [{ networkInterfaceType: 'Secondary', networkInterfaceTrafficMode: 'Standard', count: 2 }],
+};
+
+let kube: KubeTestClients;
+let namespace: string;
+let cache: NodeReadCache;
+
+before(async () => {
+  kube = kubeTestClients();
+  namespace = await createTestNamespace(kube, 'read-cache');
+  cache = new NodeReadCache({ kubeConfig: kube.kubeConfig, logger });
+  cache.start();
+  await cache.synced;
+});
+after(async () => {
+  await cache.stop();
+});
+
+function full(reply: NodeViewReply): NodeView {
+  assert.ok('full' in reply, 'a read without a base is in full');
+  return reply.full;
+}
+
+function podKeys(view: NodeView): string[] {
+  return Object.keys(view.pods);
+}
+
+describe('readNodeView with the read cache', () => {
+  it('answers from the informers with the view a live read gives, once they have seen what was asked', async () => {
+    const nodeName = uniqueName('cached');
+    await createNodeCr(kube, { name: nodeName, spec: SPEC });
+    await createCoreNode(kube, { name: nodeName, conditions: [readyCondition()] });
+    const pod = await createPodOnNode(kube, { namespace, name: uniqueName('p'), nodeName });
+    const version = pod.metadata?.resourceVersion ?? '';
+    try {
+      const live = createKubeActivities({ kubeConfig: kube.kubeConfig, logger });
+      const cached = createKubeActivities({ kubeConfig: kube.kubeConfig, logger, readCache: cache });
+      // `after`: the pod's creation, as the watcher's signal would carry it.
+      const fromCache = await run(() => cached.readNodeView({ nodeName, after: { pods: version } }));
+      const fromApiserver = await run(() => live.readNodeView({ nodeName }));
+      assert.deepEqual(podKeys(full(fromCache)), [`${namespace}/${pod.metadata?.name ?? ''}`]);
+      assert.equal(fromCache.digest, fromApiserver.digest, 'the same view, so the same digest');
+    } finally {
+      await deleteNodeCr(kube, nodeName);
+    }
+  });
+
+  it('reads live when the cache has not seen what the workflow saw, and from the cache otherwise', async () => {
+    const nodeName = uniqueName('lagging');
+    await createNodeCr(kube, { name: nodeName, spec: SPEC });
+    await createCoreNode(kube, { name: nodeName, conditions: [readyCondition()] });
+    const first = await createPodOnNode(kube, { namespace, name: uniqueName('first'), nodeName });
+    const frozen = new NodeReadCache({ kubeConfig: kube.kubeConfig, logger });
+    frozen.start();
+    try {
+      await frozen.synced;
+      const activities = createKubeActivities({
+        kubeConfig: kube.kubeConfig,
+        logger,
+        readCache: frozen,
+        cacheWaitMs: 300,
+      });
+      assert.equal((await run(() => activities.readNodeView({ nodeName }))).digest !== '', true);
+      // Stopped, the cache sees nothing more: it lags behind every later change.
+      await frozen.stop();
+      const second = await createPodOnNode(kube, { namespace, name: uniqueName('second'), nodeName });
+      const names = [first, second].map((pod) => `${namespace}/${pod.metadata?.name ?? ''}`).sort();
+
+      const stale = full(await run(() => activities.readNodeView({ nodeName })));
+      assert.deepEqual(podKeys(stale), [names.find((name) => name.includes('first'))], 'read from the cache');
+      const fresh = full(
+        await run(() => activities.readNodeView({ nodeName, after: { pods: second.metadata?.resourceVersion ?? '' } })),
+      );
+      assert.deepEqual(podKeys(fresh), names, 'read live: the cache had not seen the signalled change');
+    } finally {
+      await frozen.stop();
+      await deleteNodeCr(kube, nodeName);
+    }
+  });
+
+  it('answers a read against the view the workflow holds with the changes only', async () => {
+    const nodeName = uniqueName('delta');
+    const cr = await createNodeCr(kube, { name: nodeName, spec: SPEC });
+    const node = await createCoreNode(kube, { name: nodeName, conditions: [readyCondition()] });
+    try {
+      const activities = createKubeActivities({ kubeConfig: kube.kubeConfig, logger, readCache: cache });
+      const seen = {
+        'node-crs': cr.metadata.resourceVersion ?? '',
+        'core-nodes': node.metadata?.resourceVersion ?? '',
+      };
+      const base = await run(() => activities.readNodeView({ nodeName, after: seen }));
+      const unchanged = await run(() => activities.readNodeView({ nodeName, base: base.digest }));
+      assert.deepEqual(unchanged, { digest: base.digest, base: base.digest, changes: [] });
+      const pod = await createPodOnNode(kube, { namespace, name: uniqueName('new'), nodeName });
+      const added = await run(() =>
+        activities.readNodeView({ nodeName, base: base.digest, after: { pods: pod.metadata?.resourceVersion ?? '' } }),
+      );
+      assert.ok('changes' in added);
+      assert.deepEqual(
+        added.changes.map((change) => change.path),
+        [['pods', `${namespace}/${pod.metadata?.name ?? ''}`]],
+      );
+    } finally {
+      await deleteNodeCr(kube, nodeName);
+    }
+  });
+});
+
+describe('writeNodeStatusChanges', () => {
+  it('applies the changed entries over the CR as it is now, and refuses changes to an ENI it no longer has', async () => {
+    const nodeName = uniqueName('changes');
+    await createNodeCr(kube, { name: nodeName, spec: SPEC });
+    try {
+      const activities = createKubeActivities({ kubeConfig: kube.kubeConfig, logger });
+      const eni = {
+        id: 'eni-1',
+        status: 'InUse',
+        ipv4: { '10.0.0.2': { ip: '10.0.0.2', primary: true, status: 'Valid' } },
+      };
+      await run(() => activities.writeNodeStatusChanges({ nodeName, eniChanges: [{ path: ['eni-1'], value: eni }] }));
+      await run(() =>
+        activities.writeNodeStatusChanges({
+          nodeName,
+          eniChanges: [
+            {
+              path: ['eni-1', 'ipv4', '10.0.0.3'],
+              value: { ip: '10.0.0.3', primary: false, status: 'Valid', podID: 'ns/a', podUID: 'u-a' },
+            },
+          ],
+          lastSyncOpenAPITime: '2026-12-03T10:00:00Z',
+        }),
+      );
+      const cr = await readNodeCr(kube, nodeName);
+      assert.deepEqual(Object.keys(cr.status?.networkInterfaces?.['eni-1']?.ipv4 ?? {}).sort(), [
+        '10.0.0.2',
+        '10.0.0.3',
+      ]);
+      assert.equal(cr.status?.lastSyncOpenAPITime, '2026-12-03T10:00:00Z');
+      await assert.rejects(
+        run(() =>
+          activities.writeNodeStatusChanges({
+            nodeName,
+            eniChanges: [{ path: ['eni-gone', 'ipv4', '10.0.0.9'], value: { ip: '10.0.0.9', status: 'Valid' } }],
+          }),
+        ),
+        (error: unknown) => error instanceof Error && 'type' in error && error.type === 'KubeStaleBase',
+      );
+    } finally {
+      await deleteNodeCr(kube, nodeName);
+    }
+  });
+});
