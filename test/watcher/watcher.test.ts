@@ -467,9 +467,14 @@ describe('start sweep', () => {
       description: 'the signal of the node with a new pod',
       accept: (all) => all.length >= 1,
     });
-    assert.deepEqual(signals, [
-      { reason: 'watcher-start,pod-added', podChanges: { added: 1, updated: 0, deleted: 0 } },
-    ]);
+    // `seen` (the pods informer's resourceVersion) lets the worker's read wait for its cache; its value is the apiserver's.
+    assert.deepEqual(
+      signals.map(({ seen, ...rest }) => {
+        assert.match(seen?.['pods'] ?? '', /^\d+$/);
+        return rest;
+      }),
+      [{ reason: 'watcher-start,pod-added', podChanges: { added: 1, updated: 0, deleted: 0 } }],
+    );
     assert.ok(watcher.metrics().sweepPending <= pendingBefore - 1, 'its own signal took it out of the sweep');
   });
 });

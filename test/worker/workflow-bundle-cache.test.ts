@@ -113,7 +113,9 @@ describe('loadCachedWorkflowBundle', () => {
     const results = await Promise.all(
       ['a', 'b', 'c', 'd'].map((label) => load({ cacheDir, bundle: () => Promise.resolve(fakeBundle(label)) })),
     );
-    for (const result of results) assert.equal(result.origin, 'bundled from source at start');
+    // A start that looks after another has stored its bundle loads it; every other one bundles. None sees a part.
+    assert.ok(results.some((result) => result.origin === 'bundled from source at start'));
+    for (const result of results) assert.match(result.origin, /^(bundled from source at start|cached bundle)$/);
     const files = readdirSync(cacheDir);
     assert.equal(files.length, 1, `files: ${files.join(', ')}`);
     const stored = readFileSync(join(cacheDir, files[0] ?? ''), 'utf8');

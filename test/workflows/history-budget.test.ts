@@ -12,6 +12,7 @@ import proto from '@temporalio/proto';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { DEMO_FIXTURE_PATH, loadFixtureFile } from '../../src/ecs-emulator/index.js';
+import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import { allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
 
@@ -100,8 +101,13 @@ async function isIdle(scenario: NodeScenario): Promise<boolean> {
   return (description.raw.pendingActivities ?? []).length === 0 && !description.raw.pendingWorkflowTask;
 }
 
-/** Signals the node and waits for the pass it causes to end. */
+/**
+ * Signals the node and waits for the pass it causes to end. The signal comes after the minimum interval between
+ * passes (1 s), as a lone change does: a signal within it adds the coalescing timer and one more workflow task
+ * (about 550 B, measured), the price of folding a burst of changes into one pass.
+ */
 async function passAfterSignal(scenario: NodeScenario, reason: string): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, DEFAULT_NODE_SETTINGS.minReconcileIntervalMs + 200));
   const before = await scenario.state();
   await scenario.signal(reason);
   await pollUntil(
