@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
+import { listenOn, serveMetrics } from '../http-endpoint.js';
 import type { Logger } from '../logger.js';
 import type { IpamGauges, NodeWaiting } from './ipam-gauges.js';
 import type { WatcherMetrics } from './main.js';
@@ -195,37 +196,10 @@ export async function startHealthServer(input: {
         .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' })
         .end(ready ? 'ok\n' : 'informers not synced\n');
     } else if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (error: unknown) => {
-          input.logger.error({ err: error }, 'Could not collect metrics');
-          response.writeHead(500).end();
-        },
-      );
+      serveMetrics(response, registry, input.logger);
     } else {
       response.writeHead(404).end();
     }
   });
-  const separator = input.address.lastIndexOf(':');
-  const host = input.address.slice(0, separator);
-  const port = Number(input.address.slice(separator + 1));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      resolve();
-    });
-  });
-  const address = server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-  input.logger.info({ address: `${host}:${String(boundPort)}` }, 'Health and metrics endpoint listening');
-  return {
-    port: boundPort,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
-  };
+  return listenOn({ server, address: input.address, logger: input.logger });
 }

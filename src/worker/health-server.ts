@@ -3,6 +3,7 @@ import type { Server, ServerResponse } from 'node:http';
 
 import type { Registry } from 'prom-client';
 
+import { listenOn, serveMetrics } from '../http-endpoint.js';
 import type { Logger } from '../logger.js';
 
 /** Whether the worker takes work now, and if not, why (the `/readyz` body). */
@@ -47,37 +48,10 @@ export async function startWorkerHealthServer(input: {
         },
       );
     } else if (path === '/metrics') {
-      input.registry.metrics().then(
-        (body) => response.writeHead(200, { 'content-type': input.registry.contentType }).end(body),
-        (error: unknown) => {
-          input.logger.error({ err: error }, 'Could not collect metrics');
-          response.writeHead(500).end();
-        },
-      );
+      serveMetrics(response, input.registry, input.logger);
     } else {
       response.writeHead(404).end();
     }
   });
-  const separator = input.address.lastIndexOf(':');
-  const host = input.address.slice(0, separator);
-  const port = Number(input.address.slice(separator + 1));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      resolve();
-    });
-  });
-  const address = server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-  input.logger.info({ address: `${host}:${String(boundPort)}` }, 'Health and metrics endpoint listening');
-  return {
-    port: boundPort,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
-  };
+  return listenOn({ server, address: input.address, logger: input.logger });
 }
