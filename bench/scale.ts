@@ -419,8 +419,8 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     restart: { workerStartSeconds: workerStartMs / 1000, servedSeconds: restartServedMs / 1000 },
     notes: [
       `Per-hour figures are the ${options.idleSeconds} s idle window scaled to an hour. The workflow's own timers ` +
-        '(GC every 2 min, idle wake every 5 min, OpenAPI resync every 12–24 h) started together at node creation, ' +
-        'so a window shorter than their common period over- or under-counts them.',
+        '(a safety-net pass every 6–7.5 h, the OpenAPI resync every 12–24 h; GC passes only while there is work) ' +
+        'are hours apart, so a short window shows none of them: add one pass per node per 6 h for the safety net.',
       'apiserver requests are the server counters for pods, nodes, Node CRs, events and leases minus the ' +
         "benchmark's own requests (node, CR and pod creation, its CR watch); the apiserver's own lease renewals " +
         'remain in the lease counts.',
