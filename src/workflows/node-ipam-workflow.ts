@@ -77,7 +77,7 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
     // A sink: the worker's pass-time gauges, at no history cost.
     metricsSink.nodePass({
       nodeName: input.nodeName,
-      ok: reconciler.carry().failureStreak === 0,
+      ok: reconciler.failedPasses() === 0,
       ipamState: reconciler.currentIpamState(),
       atMs: Date.now(),
     });
