@@ -1,4 +1,8 @@
+import { eniConditionsAfterAllocation } from './conditions.js';
+import type { EniAllocationError } from './conditions.js';
+import { eniKindOf } from './eni-plan.js';
 import { cloneNetworkInterfaces } from './eni-records.js';
+import { sortedKeys } from './node-model.js';
 import type { IpFamily, NetworkInterfaces } from './node-model.js';
 import { eniFromCloud } from './openapi-merge.js';
 import type { CloudEni, VSwitchCidrs } from './openapi-merge.js';
@@ -64,5 +68,83 @@ export function forgetIps(input: {
   const enis = cloneNetworkInterfaces(input.enis);
   const map = enis[input.eniId]?.[input.family];
   if (map !== undefined) for (const ip of input.ips) delete map[ip];
+  return enis;
+}
+
+/** An ENI kept in the CR but out of every plan, with the reason as its `OperationErr` condition. */
+export function keepEniUntouched(input: {
+  enis: Readonly<NetworkInterfaces>;
+  eniId: string;
+  message: string;
+  nowRfc3339: string;
+}): NetworkInterfaces {
+  const enis = cloneNetworkInterfaces(input.enis);
+  const base = enis[input.eniId] ?? { id: input.eniId, status: 'Deleting' as const };
+  enis[input.eniId] = {
+    ...base,
+    unschedulable: true,
+    conditions: { ...base.conditions, OperationErr: { observedTime: input.nowRfc3339, message: input.message } },
+  };
+  return enis;
+}
+
+/** What one cloud step did to the node's ENIs, as the CR must learn it. */
+export type EniOutcome =
+  | { kind: 'ipsAssigned'; eniId: string; family: IpFamily; ips: string[] }
+  | { kind: 'eniCreated'; cloud: CloudEni; cidrs?: VSwitchCidrs | undefined }
+  | { kind: 'eniLeftForGc'; eniId: string }
+  | { kind: 'eniRemoved'; eniId: string }
+  | { kind: 'ipsReleased'; eniId: string; family: IpFamily; ips: string[] }
+  | { kind: 'eniKeptUntouched'; eniId: string; message: string; nowRfc3339: string };
+
+export function applyEniOutcome(enis: Readonly<NetworkInterfaces>, outcome: EniOutcome): NetworkInterfaces {
+  switch (outcome.kind) {
+    case 'ipsAssigned':
+      return recordAssignedIps({ enis, eniId: outcome.eniId, family: outcome.family, ips: outcome.ips });
+    case 'eniCreated':
+      return recordCreatedEni({ enis, cloud: outcome.cloud, cidrs: outcome.cidrs });
+    case 'eniLeftForGc':
+      return recordEniForDeletion({ enis, eniId: outcome.eniId });
+    case 'eniRemoved':
+      return forgetEni({ enis, eniId: outcome.eniId });
+    case 'ipsReleased':
+      return forgetIps({ enis, eniId: outcome.eniId, family: outcome.family, ips: outcome.ips });
+    case 'eniKeptUntouched':
+      return keepEniUntouched({ enis, eniId: outcome.eniId, message: outcome.message, nowRfc3339: outcome.nowRfc3339 });
+  }
+}
+
+/**
+ * The ENIs after a pass's cloud steps, folded in plan order (never in the order the calls happened to finish), so
+ * the status written is the same whatever the timing, and the same on replay.
+ */
+export function foldEniOutcomes(enis: Readonly<NetworkInterfaces>, outcomes: readonly EniOutcome[]): NetworkInterfaces {
+  return outcomes.reduce<NetworkInterfaces>(
+    (folded, outcome) => applyEniOutcome(folded, outcome),
+    cloneNetworkInterfaces(enis),
+  );
+}
+
+/**
+ * The ENIs' `InsufficientIP`/`OperationErr` conditions after a pass's allocations: set from the errors each ENI
+ * met, cleared from an ENI that met none. Only InUse ENIs eniflow manages carry them.
+ */
+export function applyAllocationConditions(input: {
+  enis: Readonly<NetworkInterfaces>;
+  errors: readonly { eniId: string; error: EniAllocationError }[];
+  nowMs: number;
+}): NetworkInterfaces {
+  const enis = cloneNetworkInterfaces(input.enis);
+  for (const eniId of sortedKeys(enis)) {
+    const eni = enis[eniId];
+    if (eni?.status !== 'InUse' || eniKindOf(eni) === undefined || eni.unschedulable === true) continue;
+    const conditions = eniConditionsAfterAllocation({
+      current: eni.conditions,
+      errors: input.errors.filter((entry) => entry.eniId === eniId).map((entry) => entry.error),
+      nowMs: input.nowMs,
+    });
+    if (conditions === undefined) delete eni.conditions;
+    else eni.conditions = conditions;
+  }
   return enis;
 }

@@ -76,3 +76,9 @@ export function applyJsonDelta<T>(base: T, changes: readonly JsonChange[]): T {
   }
   return root as T;
 }
+
+/**
+ * Depth of a status write's changes: an ENI field, or one entry of its IP or condition maps, replaced whole. The
+ * workflow computes the changes and the write activity checks them against the CR at this depth.
+ */
+export const STATUS_CHANGE_DEPTH = 3;

@@ -6,9 +6,10 @@ import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
 /**
  * One cause of failure that keeps coming back: a cloud call (`AttachNetworkInterface`) answered with one code
  * (`ServiceUnavailable`), counted over consecutive passes so events and conditions can say how long and how often.
+ * An entry of the node's failure ledger (failure-ledger.ts).
  */
 export interface FailingOperation {
-  /** The cloud call (ECS action name) or, when unknown, the workflow's step name. */
+  /** The cloud call (ECS action name) or, for Kubernetes and the workflow's own steps, the step's name. */
   operation: string;
   /** The cloud's error code, or the failure type when the cloud gave none. */
   code: string;
@@ -18,6 +19,9 @@ export interface FailingOperation {
   attempts: number;
   sinceMs: number;
   lastMs: number;
+  /** The latest failure's message, and the cloud's RequestId when it gave one. */
+  message: string;
+  requestId?: string;
 }
 
 /** Failing operations by {@link failureKey}, in key order. */
@@ -45,38 +49,9 @@ export function failureKey(failure: { operation: string; code: string }): string
   return `${failure.operation}/${failure.code}`;
 }
 
-function sortedRecord<T>(entries: [string, T][]): Record<string, T> {
-  return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-/** Adds one failure (of `attempts` calls) to the record: the same cause keeps its first time and grows its count. */
-export function noteOperationFailure(input: {
-  current: FailingOperations;
-  failure: { operation: string; code: string; type: string; attempts: number };
-  nowMs: number;
-}): FailingOperations {
-  const key = failureKey(input.failure);
-  const previous = input.current[key];
-  const attempts = Math.max(1, input.failure.attempts);
-  const next: FailingOperation = {
-    operation: input.failure.operation,
-    code: input.failure.code,
-    type: input.failure.type,
-    attempts: (previous?.attempts ?? 0) + attempts,
-    sinceMs: previous?.sinceMs ?? input.nowMs,
-    lastMs: input.nowMs,
-  };
-  return sortedRecord([...Object.entries(input.current).filter(([k]) => k !== key), [key, next]]);
-}
-
-/** After a pass that reached the cloud: causes that did not fail again during it are over. */
-export function settleOperationFailures(input: { current: FailingOperations; passStartMs: number }): FailingOperations {
-  return sortedRecord(Object.entries(input.current).filter(([, failure]) => failure.lastMs >= input.passStartMs));
-}
-
-/** The cause that explains the most: calls that fail (not capacity), most attempts first, then the oldest. */
+/** The cloud cause that explains the most: calls that fail (not capacity), most attempts first, then the oldest. */
 export function mainFailure(failing: FailingOperations): FailingOperation | undefined {
-  const all = Object.values(failing);
+  const all = Object.values(failing).filter((failure) => isCloudFailureType(failure.type));
   const rank = (failure: FailingOperation): number => (CAPACITY_FAILURE_TYPES.includes(failure.type) ? 1 : 0);
   return all.sort(
     (a, b) =>
@@ -123,7 +98,9 @@ export function operationFailureNotice(input: {
   failing: FailingOperations;
   workflowId: string;
 }): { message: string; series: string } | undefined {
-  const calls = Object.values(input.failing).filter((failure) => !CAPACITY_FAILURE_TYPES.includes(failure.type));
+  const calls = Object.values(input.failing).filter(
+    (failure) => isCloudFailureType(failure.type) && !CAPACITY_FAILURE_TYPES.includes(failure.type),
+  );
   if (calls.length === 0) return undefined;
   return {
     message: `${calls.map(describeFailure).join('; ')} (workflow ${input.workflowId})`,

@@ -105,7 +105,6 @@ export interface NodeWorkflowState {
 export const IPAM_STATES = [
   'Starting',
   'Ready',
-  'Allocating',
   'InsufficientIP',
   'WaitingForDaemon',
   'InvalidSpec',
@@ -124,8 +123,7 @@ export const stateQuery = defineQuery<NodeWorkflowState>('state');
 /**
  * Tunables of a node workflow; defaults follow Terway's controller config. They are recorded workflow input: the
  * watcher starts each workflow with {@link DEFAULT_NODE_SETTINGS} in full, and a run hands its own settings to the
- * next at continue-as-new, so changing a default never changes what a running workflow replays
- * (docs/decisions.md, "Settings and patches").
+ * next at continue-as-new, so changing a default never changes what a running workflow replays.
  */
 export interface NodeIpamSettings {
   /** At most one pass per this interval; signals in between are coalesced (Terway: 1 s). */
@@ -146,17 +144,22 @@ export interface NodeIpamSettings {
   maxFailureBackoffMs: number;
   /**
    * The cap instead, when every failure of the pass may fix itself (5xx, throttling): a node is served again soon
-   * after the cloud recovers. Applies under the truthful-events patch.
+   * after the cloud recovers.
    */
-  transientFailureBackoffMs?: number;
+  transientFailureBackoffMs: number;
   /** Continue-as-new after this many passes (or earlier when the server suggests it). */
   maxPassesPerRun: number;
+  /**
+   * Continue-as-new once a run is this old, pass or no pass: no run outlives it, so a workflow code path can be
+   * retired on a schedule (src/workflows/node/patches.ts).
+   */
+  maxRunAgeMs: number;
   /** The same Warning event is recorded at most this often. */
   eventRepeatMs: number;
   /** A pod still without its IP this long after it was first seen waiting gets a Warning event saying why. */
   pendingPodEventAfterMs: number;
   /** A node whose daemon has not written `spec.eni`/`spec.pool` this long gets one Warning event saying so. */
-  daemonWaitEventAfterMs?: number;
+  daemonWaitEventAfterMs: number;
 }
 
 export const DEFAULT_NODE_SETTINGS: NodeIpamSettings = {
@@ -167,6 +170,7 @@ export const DEFAULT_NODE_SETTINGS: NodeIpamSettings = {
   maxFailureBackoffMs: 5 * 60_000,
   transientFailureBackoffMs: 10_000,
   maxPassesPerRun: 500,
+  maxRunAgeMs: 7 * 24 * 3_600_000,
   eventRepeatMs: 60_000,
   pendingPodEventAfterMs: 30_000,
   daemonWaitEventAfterMs: 5 * 60_000,

@@ -5,9 +5,9 @@ import {
   eniOperationsCondition,
   failureBackoffMs,
   formatRfc3339,
-  noteOperationFailure,
+  noteFailure,
   pendingPodNotice,
-  settleOperationFailures,
+  settleFailures,
 } from '../../src/ipam/index.js';
 import type { FailingOperations } from '../../src/ipam/index.js';
 
@@ -22,23 +22,29 @@ const exhausted = {
 function failing(...entries: { failure: typeof attach; attempts: number; atMs: number }[]): FailingOperations {
   let current: FailingOperations = {};
   for (const entry of entries) {
-    current = noteOperationFailure({
-      current,
-      failure: { ...entry.failure, attempts: entry.attempts },
+    current = noteFailure({
+      ledger: current,
+      failure: { ...entry.failure, attempts: entry.attempts, message: 'm' },
       nowMs: entry.atMs,
     });
   }
   return current;
 }
 
-describe('noteOperationFailure and settleOperationFailures', () => {
+describe('noteFailure and settleFailures', () => {
   it('one cause keeps its first time and adds up attempts', () => {
     const current = failing(
       { failure: attach, attempts: 5, atMs: NOW },
       { failure: attach, attempts: 5, atMs: NOW + 40_000 },
     );
     assert.deepEqual(current, {
-      'AttachNetworkInterface/ServiceUnavailable': { ...attach, attempts: 10, sinceMs: NOW, lastMs: NOW + 40_000 },
+      'AttachNetworkInterface/ServiceUnavailable': {
+        ...attach,
+        attempts: 10,
+        sinceMs: NOW,
+        lastMs: NOW + 40_000,
+        message: 'm',
+      },
     });
   });
 
@@ -47,10 +53,10 @@ describe('noteOperationFailure and settleOperationFailures', () => {
       { failure: exhausted, attempts: 1, atMs: NOW },
       { failure: attach, attempts: 5, atMs: NOW + 40_000 },
     );
-    assert.deepEqual(Object.keys(settleOperationFailures({ current, passStartMs: NOW + 10_000 })), [
+    assert.deepEqual(Object.keys(settleFailures({ ledger: current, passStartMs: NOW + 10_000, scope: 'completed' })), [
       'AttachNetworkInterface/ServiceUnavailable',
     ]);
-    assert.deepEqual(settleOperationFailures({ current, passStartMs: NOW + 50_000 }), {});
+    assert.deepEqual(settleFailures({ ledger: current, passStartMs: NOW + 50_000, scope: 'completed' }), {});
   });
 });
 

@@ -10,7 +10,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { DEFAULT_NODE_SETTINGS, reconcileSignal } from '../../src/workflows/messages.js';
-import { CARRIED_STATE_VERSION, upgradeCarriedState } from '../../src/workflows/node-reconciler.js';
+import { CARRIED_STATE_VERSION, upgradeCarriedState } from '../../src/workflows/node/carried-state.js';
 import { NODE_CR_RESOURCE } from '../support/kube-env.js';
 import { allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';

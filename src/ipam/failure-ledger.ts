@@ -1,0 +1,109 @@
+import { CAPACITY_FAILURE_TYPES, failureKey, isCloudFailureType } from './operation-failures.js';
+import type { FailingOperation, FailingOperations } from './operation-failures.js';
+
+/**
+ * The one record of "what fails, since when" for a node, carried across passes and runs: the pod and node Events,
+ * the core Node's `ENIOperationsFailing` condition, the `state` query, the `EniflowErrorCode`/`EniflowErrorSince`
+ * search attributes and the CLI all read it, so they always agree on the cause and on its since-when.
+ *
+ * An entry is keyed by operation and code. A new code for an operation that already fails keeps the operation's
+ * since-when: a call throttled at 10:00 that answers 503 from 10:02 has been failing since 10:00.
+ */
+export type FailureLedger = FailingOperations;
+
+/** One failure as a pass met it. */
+export interface LedgerFailure {
+  /** The cloud call (ECS action) or, for Kubernetes and the workflow's own steps, the step's name. */
+  operation: string;
+  /** The cloud's error code, or the failure type when there is none. */
+  code: string;
+  type: string;
+  /** Calls that failed this way in this step (activity attempts, retries included). */
+  attempts: number;
+  message: string;
+  requestId?: string | undefined;
+}
+
+function sortedLedger(entries: [string, FailingOperation][]): FailureLedger {
+  return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Adds one failure: the same cause grows its count; a new code of a failing operation keeps the operation's since. */
+export function noteFailure(input: { ledger: FailureLedger; failure: LedgerFailure; nowMs: number }): FailureLedger {
+  const { failure, ledger } = input;
+  const key = failureKey(failure);
+  const previous = ledger[key];
+  const operationSince = Object.values(ledger)
+    .filter((entry) => entry.operation === failure.operation)
+    .reduce((since, entry) => Math.min(since, entry.sinceMs), input.nowMs);
+  const next: FailingOperation = {
+    operation: failure.operation,
+    code: failure.code,
+    type: failure.type,
+    attempts: (previous?.attempts ?? 0) + Math.max(1, failure.attempts),
+    sinceMs: previous?.sinceMs ?? operationSince,
+    lastMs: input.nowMs,
+    message: failure.message,
+  };
+  if (failure.requestId !== undefined) next.requestId = failure.requestId;
+  return sortedLedger([...Object.entries(ledger).filter(([k]) => k !== key), [key, next]]);
+}
+
+/**
+ * After a pass, the causes that are over. A pass that ran to its end tried everything it needed, so what did not
+ * fail again is over (it succeeded, or is no longer needed). A pass that stopped early (node not ready, invalid
+ * spec, daemon not ready) read the node but made no cloud call: only the Kubernetes and workflow causes that did
+ * not fail again are over; cloud causes wait for a pass that tries them. A pass that threw settles nothing.
+ */
+export function settleFailures(input: {
+  ledger: FailureLedger;
+  passStartMs: number;
+  scope: 'completed' | 'stoppedBeforeCloud' | 'threw';
+}): FailureLedger {
+  if (input.scope === 'threw') return input.ledger;
+  return sortedLedger(
+    Object.entries(input.ledger).filter(
+      ([, entry]) =>
+        entry.lastMs >= input.passStartMs || (input.scope === 'stoppedBeforeCloud' && isCloudFailureType(entry.type)),
+    ),
+  );
+}
+
+/** Whether cloud calls fail (capacity answers excluded): what `ENIOperationsFailing` and `Recovered` are about. */
+export function hasFailingCalls(ledger: FailureLedger): boolean {
+  return Object.values(ledger).some(
+    (entry) => isCloudFailureType(entry.type) && !CAPACITY_FAILURE_TYPES.includes(entry.type),
+  );
+}
+
+/** The entries of cloud calls only, for notices about ENI and IP operations. */
+export function cloudFailures(ledger: FailureLedger): FailureLedger {
+  return sortedLedger(Object.entries(ledger).filter(([, entry]) => isCloudFailureType(entry.type)));
+}
+
+/**
+ * The one cause a node is shown stuck on: a failing cloud call first, then a capacity answer, then Kubernetes or
+ * the workflow's own steps; within a rank the most attempts, then the oldest, then the key.
+ */
+export function headlineFailure(ledger: FailureLedger): FailingOperation | undefined {
+  const rank = (entry: FailingOperation): number =>
+    !isCloudFailureType(entry.type) ? 2 : CAPACITY_FAILURE_TYPES.includes(entry.type) ? 1 : 0;
+  return Object.values(ledger).sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      b.attempts - a.attempts ||
+      a.sinceMs - b.sinceMs ||
+      failureKey(a).localeCompare(failureKey(b)),
+  )[0];
+}
+
+/** The failure types met since `sinceMs` (the last pass's), which decide how long the node backs off. */
+export function failureTypesSince(ledger: FailureLedger, sinceMs: number): string[] {
+  return [
+    ...new Set(
+      Object.values(ledger)
+        .filter((entry) => entry.lastMs >= sinceMs)
+        .map((entry) => entry.type),
+    ),
+  ].sort();
+}

@@ -1,0 +1,101 @@
+import { planGc } from './gc-plan.js';
+import type { UnsatisfiedPod } from './local-pool.js';
+import type { NetworkInterfaces, NodeSpec } from './node-model.js';
+import { failureBackoffMs } from './operation-failures.js';
+import { planPoolRelease } from './release-plan.js';
+
+/** Why a node's next pass is due without any signal. */
+export type NextPassReason = 'failureBackoff' | 'openApiSync' | 'gcPeriod' | 'daemonWaitEvent' | 'runAge' | 'safetyNet';
+
+/** What each reason means to an operator (the `state` query, the Web UI). */
+export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
+  failureBackoff: 'retry after failed pass(es) (backoff)',
+  openApiSync: 'OpenAPI sync due',
+  gcPeriod: 'GC period (idle IPs to release or pods waiting)',
+  daemonWaitEvent: 'daemon still not ready: Warning event due',
+  runAge: 'run age limit: the workflow continues as new',
+  safetyNet: 'safety-net wake, unless a change comes first',
+};
+
+export interface NextPassInput {
+  /** End of the last pass (epoch ms); 0 before the first. */
+  lastPassEndMs: number;
+  /** Passes failed in a row. */
+  failureStreak: number;
+  /** Failure types of the last pass: when every one may fix itself, the backoff is short. */
+  lastFailureTypes: readonly string[];
+  /** A fraction in [0, 1) fixed per node, so that the safety nets of many nodes do not fire together. */
+  jitter: number;
+  settings: {
+    idleWakeMs: number;
+    gcPeriodMs: number;
+    maxFailureBackoffMs: number;
+    transientFailureBackoffMs: number;
+    daemonWaitEventAfterMs: number;
+  };
+  /** The last pass left work for the GC period: idle IPs to release, removals, pods waiting. */
+  hasPendingWork: boolean;
+  lastGcMs?: number | undefined;
+  nextSyncMs?: number | undefined;
+  daemonWait?: { sinceMs: number; reported: boolean } | undefined;
+  /** When the run must hand over to a new one (continue-as-new), whatever else happens. */
+  runDeadlineMs?: number | undefined;
+}
+
+/**
+ * When the next pass is due without a signal, and why. Cost follows change: a node in good health with nothing
+ * to release sleeps until a signal, a due OpenAPI sync, its run's age limit or the jittered safety net; a failing
+ * node retries on its backoff alone.
+ */
+export function nextPass(input: NextPassInput): { atMs: number; reason: NextPassReason } {
+  const last = input.lastPassEndMs;
+  const { settings } = input;
+  if (input.failureStreak > 0) {
+    const backoff = failureBackoffMs({
+      streak: input.failureStreak,
+      maxMs: settings.maxFailureBackoffMs,
+      transientMaxMs: settings.transientFailureBackoffMs,
+      lastFailureTypes: input.lastFailureTypes,
+    });
+    return { atMs: last + backoff, reason: 'failureBackoff' };
+  }
+  // Earlier candidates win ties: a sync and a GC due together are reported as the sync.
+  const candidates: { atMs: number; reason: NextPassReason }[] = [];
+  if (input.nextSyncMs !== undefined) candidates.push({ atMs: input.nextSyncMs, reason: 'openApiSync' });
+  if (input.hasPendingWork) {
+    candidates.push({ atMs: (input.lastGcMs ?? last) + settings.gcPeriodMs, reason: 'gcPeriod' });
+  }
+  const wait = input.daemonWait;
+  if (wait !== undefined && !wait.reported) {
+    candidates.push({ atMs: wait.sinceMs + settings.daemonWaitEventAfterMs, reason: 'daemonWaitEvent' });
+  }
+  if (input.runDeadlineMs !== undefined) candidates.push({ atMs: input.runDeadlineMs, reason: 'runAge' });
+  candidates.push({ atMs: last + Math.round(settings.idleWakeMs * (1 + input.jitter / 4)), reason: 'safetyNet' });
+  return candidates.reduce((best, candidate) => (candidate.atMs < best.atMs ? candidate : best));
+}
+
+/** A fraction in [0, 1) fixed per name (FNV-1a), the same on every replay. */
+export function jitterOf(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i += 1) {
+    hash ^= name.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash / 2 ** 32;
+}
+
+/**
+ * Whether a pass left work that the GC period retries: pods waiting for a new IP, IPs waiting for the daemon's CNI
+ * delete, clean-ups of `Deleting` marks, or idle IPs above `maxPoolSize`. A node with none sets no such timer.
+ */
+export function hasWorkForGcPeriod(input: {
+  spec: NodeSpec;
+  enis: Readonly<NetworkInterfaces>;
+  unsatisfied: readonly UnsatisfiedPod[];
+  awaitingCniDelete: number;
+}): boolean {
+  if (input.unsatisfied.some((pod) => pod.reason === 'noIdleIp') || input.awaitingCniDelete > 0) return true;
+  if (planGc({ enis: input.enis }).length > 0) return true;
+  const shrink = planPoolRelease({ spec: input.spec, enis: input.enis });
+  return shrink.enisToDelete.length + shrink.ipsToRelease.length > 0;
+}

@@ -1,0 +1,168 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+
+import {
+  applyJsonDelta,
+  canonicalJson,
+  jsonDelta,
+  mergeSeenVersions,
+  sortedKeys,
+  STATUS_CHANGE_DEPTH,
+} from '../../ipam/index.js';
+import type { NetworkInterfaces, NodeStatus, VSwitchInfo } from '../../ipam/index.js';
+import type { NodeSnapshot, NodeView } from '../../activities/index.js';
+import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
+import type { CarriedState } from './carried-state.js';
+import type { ReadyNodeSpec } from './eni-operator.js';
+import type { PassRecord } from './pass-record.js';
+import { stepFailure } from './step-failure.js';
+import type { FailedStep } from './step-failure.js';
+
+/** The snapshot the core reads, from the compact view (pods in `namespace/name` order). */
+function snapshotOfView(view: NodeView): NodeSnapshot {
+  const snapshot: NodeSnapshot = {
+    nodeName: view.nodeName,
+    pods: sortedKeys(view.pods).flatMap((key) => view.pods[key] ?? []),
+  };
+  if (view.cr !== undefined) snapshot.cr = view.cr;
+  if (view.nodeRuntime !== undefined) snapshot.nodeRuntime = view.nodeRuntime;
+  if (view.coreNode !== undefined) snapshot.coreNode = view.coreNode;
+  return snapshot;
+}
+
+/**
+ * Reads a node as changes since the view it holds (in full the first time in a run), in a local activity: an
+ * unchanged node costs one marker in history. The view is rebuilt on replay from the reads in history and never
+ * carried, so a new run's first read is in full.
+ */
+export class NodeReader {
+  private readonly nodeName: string;
+  private held: { digest: string; view: NodeView } | undefined;
+
+  constructor(nodeName: string) {
+    this.nodeName = nodeName;
+  }
+
+  /** `after`: the resourceVersions the read must have seen (a worker's cache that is behind reads live). */
+  async read(after: Record<string, string> | undefined): Promise<NodeSnapshot> {
+    const held = this.held;
+    const reply = await kubeReadLocal.readNodeView({
+      nodeName: this.nodeName,
+      ...(held === undefined ? {} : { base: held.digest }),
+      ...(after === undefined ? {} : { after }),
+    });
+    let view: NodeView;
+    if ('full' in reply) view = reply.full;
+    else if (held?.digest === reply.base) view = applyJsonDelta(held.view, reply.changes);
+    else {
+      // The activity answers against the base sent, so this cannot happen; the next read, with no base, is in full.
+      this.held = undefined;
+      throw ApplicationFailure.retryable(`read answered against base ${reply.base}`, 'KubeStaleBase');
+    }
+    this.held = { digest: reply.digest, view };
+    return snapshotOfView(view);
+  }
+}
+
+/** What a status write did. */
+export type StatusWriteResult =
+  | { outcome: 'unchanged' }
+  | { outcome: 'written'; resourceVersion: string }
+  | { outcome: 'gone' }
+  | { outcome: 'failed'; failed: FailedStep };
+
+function ownedFields(status: NodeStatus): string {
+  return canonicalJson({
+    networkInterfaces: status.networkInterfaces ?? {},
+    lastSyncOpenAPITime: status.lastSyncOpenAPITime,
+    nextSyncOpenAPITime: status.nextSyncOpenAPITime,
+  });
+}
+
+/**
+ * Writes the status fields eniflow owns when they differ from the CR's (or when an earlier write did not land),
+ * carrying only the ENI entries that changed. The activity retries until it lands; a write refused for good is
+ * reported, and the caller keeps its ENIs for the next pass.
+ */
+export async function writeStatusIfChanged(input: {
+  nodeName: string;
+  status: NodeStatus;
+  current: NodeStatus;
+  force: boolean;
+}): Promise<StatusWriteResult> {
+  if (!input.force && ownedFields(input.status) === ownedFields(input.current)) return { outcome: 'unchanged' };
+  const { status } = input;
+  try {
+    const result = await statusWrite.writeNodeStatusChanges({
+      nodeName: input.nodeName,
+      eniChanges: jsonDelta(input.current.networkInterfaces ?? {}, status.networkInterfaces ?? {}, {
+        maxDepth: STATUS_CHANGE_DEPTH,
+      }),
+      ...(status.lastSyncOpenAPITime === undefined ? {} : { lastSyncOpenAPITime: status.lastSyncOpenAPITime }),
+      ...(status.nextSyncOpenAPITime === undefined ? {} : { nextSyncOpenAPITime: status.nextSyncOpenAPITime }),
+    });
+    if (result.outcome === 'gone') return { outcome: 'gone' };
+    return { outcome: 'written', resourceVersion: 'resourceVersion' in result ? result.resourceVersion : '' };
+  } catch (error) {
+    return { outcome: 'failed', failed: { operation: 'writeNodeStatus', failure: stepFailure(error) } };
+  }
+}
+
+/** Lets a deleted Node CR go once its ENIs are released. */
+export async function removeNodeFinalizer(nodeName: string): Promise<FailedStep | undefined> {
+  try {
+    await kubeRead.removeNodeFinalizer({ nodeName });
+    return undefined;
+  } catch (error) {
+    return { operation: 'removeNodeFinalizer', failure: stepFailure(error) };
+  }
+}
+
+/** The node's vSwitches, from the worker's cache mostly (a local activity); `refresh` asks the cloud again. */
+export async function readVSwitches(input: {
+  spec: ReadyNodeSpec;
+  enis: NetworkInterfaces;
+  refresh: boolean;
+}): Promise<Record<string, VSwitchInfo>> {
+  const { enis } = input;
+  const vSwitchIds = [
+    ...new Set([
+      ...(input.spec.eni.vSwitchOptions ?? []),
+      ...sortedKeys(enis).flatMap((id) => enis[id]?.vSwitchID ?? []),
+    ]),
+  ].sort();
+  return ecsReadLocal.describeVSwitches({ vSwitchIds, ...(input.refresh ? { refresh: true } : {}) });
+}
+
+/**
+ * Writes the status when it changed, and keeps the carried state true to the outcome: a write that landed is
+ * remembered (the next read must see it), a write refused for good keeps the ENIs in the workflow (carried across
+ * continue-as-new) and forces an OpenAPI resync, so nothing done to the cloud is forgotten.
+ */
+export async function writeStatusKeepingEnis(input: {
+  nodeName: string;
+  status: NodeStatus;
+  current: NodeStatus;
+  enis: NetworkInterfaces;
+  state: CarriedState;
+  record: PassRecord;
+}): Promise<'written' | 'failed' | 'gone'> {
+  const { state } = input;
+  const result = await writeStatusIfChanged({
+    nodeName: input.nodeName,
+    status: input.status,
+    current: input.current,
+    force: state.unwrittenEnis !== undefined,
+  });
+  if (result.outcome === 'failed') {
+    input.record.record(result.failed, { ledger: true });
+    state.unwrittenEnis = input.enis;
+    state.needResync = true;
+    return 'failed';
+  }
+  if (result.outcome === 'written' && result.resourceVersion !== '') {
+    // The next read must see this write: a cache that has not yet would plan on the status before it.
+    state.seenVersions = mergeSeenVersions(state.seenVersions, { 'node-crs': result.resourceVersion });
+  }
+  delete state.unwrittenEnis;
+  return result.outcome === 'gone' ? 'gone' : 'written';
+}

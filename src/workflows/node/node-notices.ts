@@ -1,0 +1,384 @@
+import { workflowInfo } from '@temporalio/workflow';
+
+import {
+  admitEvent,
+  assignIpsFromLocalPool,
+  eniOperationsCondition,
+  eventKey,
+  explainPendingPod,
+  formatRfc3339,
+  operationFailureNotice,
+  pendingPodNotice,
+  podIpRequestsFromPods,
+  primaryFamilyOf,
+  sortedKeys,
+  sufficientIpCondition,
+  trackPendingPods,
+} from '../../ipam/index.js';
+import type {
+  EniAllocationPlan,
+  EniSpec,
+  FailureLedger,
+  IpFamily,
+  NetworkInterfaces,
+  SpecProblem,
+  UnlistedEniReport,
+  UnsatisfiedPod,
+  VSwitchInfo,
+} from '../../ipam/index.js';
+import type { NodeSnapshot } from '../../activities/index.js';
+import type { NodeIpamSettings } from '../messages.js';
+import { kubeNotice } from './activities.js';
+import type { CarriedState } from './carried-state.js';
+import { stepFailure } from './step-failure.js';
+import type { FailedStep } from './step-failure.js';
+
+const CONFIG_CONDITION_TYPE = 'IPAMConfigValid';
+
+type CoreNode = NodeSnapshot['coreNode'];
+
+interface EventInput {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** One Event per series: repeats update it (its count grows) instead of adding one. Defaults to the message. */
+  series?: string;
+  pod?: { namespace: string; name: string; uid?: string };
+}
+
+/**
+ * Every Event and condition a node's passes write: on the Node CR (and the core Node), on pods, and the core
+ * Node's `SufficientIP`, `IPAMConfigValid` and `ENIOperationsFailing`. Best effort: a notice that cannot be
+ * written is reported through `onFailure` and the pass goes on. What they remember between passes (when each
+ * Event was written, since when pods wait, the daemon wait) lives in the carried state.
+ */
+export class NodeNotices {
+  private readonly nodeName: string;
+  private readonly settings: NodeIpamSettings;
+  private readonly memory: Pick<CarriedState, 'eventTimes' | 'pendingSince' | 'daemonWait'>;
+  private readonly onFailure: (failed: FailedStep) => void;
+  private coreNode: CoreNode;
+  private crUid: string | undefined;
+  /** Whether this run set `IPAMConfigValid` to False (the core Node read may not show it yet). */
+  private configConditionFalse = false;
+
+  constructor(input: {
+    nodeName: string;
+    settings: NodeIpamSettings;
+    memory: Pick<CarriedState, 'eventTimes' | 'pendingSince' | 'daemonWait'>;
+    onFailure: (failed: FailedStep) => void;
+  }) {
+    this.nodeName = input.nodeName;
+    this.settings = input.settings;
+    this.memory = input.memory;
+    this.onFailure = input.onFailure;
+  }
+
+  /** What the pass read: node Events go on the CR (by uid) and on the core Node too. */
+  readObjects(snapshot: NodeSnapshot): void {
+    this.coreNode = snapshot.coreNode;
+    this.crUid = snapshot.cr?.uid;
+  }
+
+  /** An Event on the Node CR (and the core Node) or on a pod, at most once per `eventRepeatMs` per series. */
+  async event(input: EventInput): Promise<void> {
+    const series = input.series ?? input.message;
+    const podId = input.pod === undefined ? undefined : `${input.pod.namespace}/${input.pod.name}`;
+    const admission = admitEvent({
+      recent: this.memory.eventTimes,
+      key: eventKey({ podId, reason: input.reason, series }),
+      nowMs: Date.now(),
+      repeatMs: this.settings.eventRepeatMs,
+    });
+    if (!admission.admitted) return;
+    this.memory.eventTimes = admission.recent;
+    const uid = this.crUid === undefined || this.crUid === '' ? undefined : this.crUid;
+    const core = this.coreNode;
+    try {
+      await kubeNotice.recordEvent({
+        nodeName: this.nodeName,
+        involved:
+          input.pod === undefined
+            ? {
+                kind: 'Node',
+                apiVersion: 'network.alibabacloud.com/v1beta1',
+                name: this.nodeName,
+                ...(uid === undefined ? {} : { uid }),
+              }
+            : {
+                kind: 'Pod',
+                apiVersion: 'v1',
+                name: input.pod.name,
+                namespace: input.pod.namespace,
+                ...(input.pod.uid === undefined ? {} : { uid: input.pod.uid }),
+              },
+        type: input.type,
+        reason: input.reason,
+        message: input.message,
+        series,
+        ...(input.pod !== undefined || core === undefined
+          ? {}
+          : { coreNode: core.uid === '' ? {} : { uid: core.uid } }),
+      });
+    } catch (error) {
+      this.onFailure({ operation: 'recordEvent', failure: stepFailure(error) });
+    }
+  }
+
+  private async patchCondition(condition: Parameters<typeof kubeNotice.patchNodeCondition>[0]['condition']) {
+    try {
+      await kubeNotice.patchNodeCondition({ nodeName: this.nodeName, condition });
+      return true;
+    } catch (error) {
+      this.onFailure({ operation: 'patchNodeCondition', failure: stepFailure(error) });
+      return false;
+    }
+  }
+
+  /**
+   * A daemon that never writes its part of the spec looks exactly like a slow one: after `daemonWaitEventAfterMs`
+   * one Warning says so, so an operator can tell them apart (the wait itself is not an error).
+   */
+  async daemonNotReady(): Promise<void> {
+    const now = Date.now();
+    const wait = this.memory.daemonWait ?? { sinceMs: now, reported: false };
+    this.memory.daemonWait = wait;
+    if (wait.reported || now - wait.sinceMs < this.settings.daemonWaitEventAfterMs) return;
+    wait.reported = true;
+    const minutes = Math.round((now - wait.sinceMs) / 60_000);
+    await this.event({
+      type: 'Warning',
+      reason: 'DaemonNotReady',
+      message:
+        `Terway's daemon has not written spec.eni and spec.pool of this Node CR for ${minutes} min; no IP is ` +
+        'allocated until it does (is the terway daemon running on this node, with ipam_type crd?)',
+    });
+  }
+
+  daemonReady(): void {
+    delete this.memory.daemonWait;
+  }
+
+  /** A spec eniflow cannot act on: a Warning Event, and `IPAMConfigValid=False` on the core Node. */
+  async invalidSpec(problems: readonly SpecProblem[]): Promise<void> {
+    const message = problems
+      .filter((problem) => problem.severity !== 'info')
+      .map((problem) => problem.message)
+      .join('; ')
+      .slice(0, 1024);
+    await this.event({ type: 'Warning', reason: 'InvalidNodeSpec', message });
+    if (this.coreNode !== undefined) await this.configCondition({ valid: false, message });
+  }
+
+  /** Clears `IPAMConfigValid=False` once the spec is valid (as the core Node shows it, so a fix after a restart too). */
+  async validSpec(): Promise<void> {
+    if (this.coreNode === undefined) return;
+    const shownFalse = this.coreNode.ipamConfigValid?.status === 'False';
+    if (!this.configConditionFalse && !shownFalse) return;
+    await this.configCondition({ valid: true, message: 'Node CR spec is valid' });
+  }
+
+  private async configCondition(input: { valid: boolean; message: string }): Promise<void> {
+    const now = formatRfc3339(Date.now());
+    const patched = await this.patchCondition({
+      type: CONFIG_CONDITION_TYPE,
+      status: input.valid ? 'True' : 'False',
+      reason: input.valid ? 'ValidNodeSpec' : 'InvalidNodeSpec',
+      message: input.message,
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    });
+    if (patched) this.configConditionFalse = !input.valid;
+  }
+
+  /** The vSwitches the worker holds as exhausted: one Event series each. Returns them for the `state` query. */
+  async blockedVSwitches(
+    vSwitches: Record<string, VSwitchInfo>,
+  ): Promise<{ vSwitchId: string; blockedForMs: number }[]> {
+    const blocked = sortedKeys(vSwitches).flatMap((vSwitchId) => {
+      const blockedForMs = vSwitches[vSwitchId]?.blockedForMs;
+      return blockedForMs === undefined ? [] : [{ vSwitchId, blockedForMs }];
+    });
+    for (const block of blocked) {
+      await this.event({
+        type: 'Warning',
+        reason: 'VSwitchBlocked',
+        message:
+          `vSwitch ${block.vSwitchId} answered InvalidVSwitchId.IpNotEnough and is not used for another ` +
+          `${Math.ceil(block.blockedForMs / 60_000)} min; a resync signal asks the cloud again`,
+        series: `VSwitchBlocked:${block.vSwitchId}`,
+      });
+    }
+    return blocked;
+  }
+
+  /** What the OpenAPI sync decided about ENIs the instance's listing left out: one Event each. */
+  async unlistedEnis(reports: readonly UnlistedEniReport[]): Promise<void> {
+    for (const report of reports) {
+      const kept = report.outcome.startsWith('kept');
+      await this.event({
+        type: kept ? 'Warning' : 'Normal',
+        reason: kept ? 'EniKeptUntouched' : report.outcome === 'released' ? 'EniReleased' : 'EniForgotten',
+        message: report.message,
+      });
+    }
+  }
+
+  /** Tells a pod whose binding to an `Invalid` address was dropped what it has now (or that it waits). */
+  async reboundPods(input: {
+    dropped: readonly { podId: string; family: IpFamily; ref: { eniId: string; ip: string } }[];
+    enis: NetworkInterfaces;
+  }): Promise<void> {
+    if (input.dropped.length === 0) return;
+    const now: Record<string, string> = {};
+    for (const eniId of sortedKeys(input.enis)) {
+      const eni = input.enis[eniId];
+      for (const family of ['ipv4', 'ipv6'] as const) {
+        for (const ip of sortedKeys(eni?.[family])) {
+          const podId = eni?.[family]?.[ip]?.podID;
+          if (podId !== undefined && podId !== '') now[`${podId}|${family}`] = ip;
+        }
+      }
+    }
+    for (const dropped of input.dropped) {
+      const [namespace = '', name = ''] = dropped.podId.split('/');
+      const next = now[`${dropped.podId}|${dropped.family}`];
+      await this.event({
+        type: 'Warning',
+        reason: 'IPRebound',
+        message:
+          `${dropped.ref.ip} on ${dropped.ref.eniId} is Invalid (the cloud does not have it) and the pod does not ` +
+          `use it: ${next === undefined ? 'waiting for a valid address' : `rebound to ${next}`}`,
+        pod: { namespace, name },
+      });
+    }
+  }
+
+  /**
+   * Tells each pod that has waited longer than `pendingPodEventAfterMs` for its IP why: the failing call when one
+   * is the cause, else the plan's reason. One Event series per pod and cause.
+   */
+  async pendingPods(input: {
+    unsatisfied: readonly UnsatisfiedPod[];
+    isNodeReady: boolean;
+    plan?: EniAllocationPlan;
+    failureTypes: readonly string[];
+    ledger: FailureLedger;
+  }): Promise<void> {
+    const byPod = new Map(input.unsatisfied.map((pod) => [pod.request.podId, pod]));
+    const tracked = trackPendingPods({
+      previous: this.memory.pendingSince ?? {},
+      waitingPodIds: [...byPod.keys()],
+      nowMs: Date.now(),
+      eventAfterMs: this.settings.pendingPodEventAfterMs,
+    });
+    this.memory.pendingSince = tracked.since;
+    for (const podId of tracked.due) {
+      const pod = byPod.get(podId);
+      if (pod === undefined) continue;
+      const reason = explainPendingPod({
+        podReason: pod.reason,
+        isNodeReady: input.isNodeReady,
+        failureTypes: input.failureTypes,
+        ...(input.plan === undefined ? {} : { plan: input.plan }),
+      });
+      const notice = pendingPodNotice({ reason, failing: input.ledger, workflowId: workflowInfo().workflowId });
+      const [namespace = '', name = ''] = podId.split('/');
+      await this.event({
+        type: 'Warning',
+        reason: 'IPAllocationPending',
+        message: notice.message,
+        series: notice.series,
+        pod: { namespace, name, ...(pod.request.podUid === '' ? {} : { uid: pod.request.podUid }) },
+      });
+    }
+  }
+
+  /** Pods of a node that is not Ready wait without any allocation: they are told so once they have waited long. */
+  async podsOfUnreadyNode(input: {
+    pods: NodeSnapshot['pods'];
+    enis: NetworkInterfaces;
+    eniSpec: EniSpec | undefined;
+    ledger: FailureLedger;
+  }): Promise<void> {
+    if (input.eniSpec === undefined) return;
+    const demand = podIpRequestsFromPods({ pods: input.pods, eniSpec: input.eniSpec });
+    const local = assignIpsFromLocalPool({
+      enis: input.enis,
+      requests: demand.requests,
+      primaryFamily: primaryFamilyOf(input.eniSpec),
+    });
+    await this.pendingPods({
+      unsatisfied: local.unsatisfied,
+      isNodeReady: false,
+      failureTypes: [],
+      ledger: input.ledger,
+    });
+  }
+
+  /** The core Node's `SufficientIP` (Terway's capacity meaning), and a Warning when it turns False. */
+  async sufficientIp(capacity: { hasIdleIp: boolean; hasAllocatableEni: boolean }): Promise<void> {
+    if (this.coreNode === undefined) return;
+    const condition = sufficientIpCondition({
+      capacity,
+      existing: this.coreNode.sufficientIp,
+      nowMs: Date.now(),
+    });
+    if (condition === undefined) return;
+    await this.patchCondition(condition);
+    if (condition.status === 'False') {
+      await this.event({ type: 'Warning', reason: 'InsufficientIP', message: 'node has insufficient IP' });
+    }
+  }
+
+  /**
+   * The node-level Warning of a pass whose allocations failed: the failing calls when calls fail, else (capacity
+   * answers only) what each step met.
+   */
+  async allocationFailed(input: { failures: readonly FailedStep[]; ledger: FailureLedger }): Promise<void> {
+    if (input.failures.length === 0) return;
+    const notice = operationFailureNotice({ failing: input.ledger, workflowId: workflowInfo().workflowId }) ?? {
+      message: input.failures
+        .map((step) => `${step.operation}${step.eniId === undefined ? '' : ` ${step.eniId}`}: ${step.failure.message}`)
+        .join('; '),
+      series: 'capacity',
+    };
+    await this.event({ type: 'Warning', reason: 'AllocIPFailed', ...notice });
+  }
+
+  /**
+   * After a pass that made cloud calls: the core Node's `ENIOperationsFailing` follows the ledger, and a pass that
+   * ended a run of failing calls with calls that succeeded says `Recovered`.
+   */
+  async operationHealth(input: {
+    ledger: FailureLedger;
+    recovered: boolean;
+    pods: { withIp: number; total: number };
+  }): Promise<void> {
+    const workflowId = workflowInfo().workflowId;
+    const core = this.coreNode;
+    if (core !== undefined) {
+      const condition = eniOperationsCondition({
+        failing: input.ledger,
+        existing: core.eniOperationsFailing,
+        workflowId,
+        nowMs: Date.now(),
+      });
+      if (condition !== undefined && (await this.patchCondition(condition))) {
+        this.coreNode = { ...core, eniOperationsFailing: condition };
+      }
+    }
+    if (!input.recovered) return;
+    await this.event({
+      type: 'Normal',
+      reason: 'Recovered',
+      message: `ENI and IP operations succeed again; ${input.pods.withIp} of ${input.pods.total} pods hold their IPs (workflow ${workflowId})`,
+      series: 'Recovered',
+    });
+  }
+
+  /** Whether the core Node shows `ENIOperationsFailing=True` (a recovery must clear it even after a restart). */
+  showsCallsFailing(): boolean {
+    return this.coreNode?.eniOperationsFailing?.status === 'True';
+  }
+}

@@ -1,0 +1,399 @@
+import { workflowInfo } from '@temporalio/workflow';
+
+import {
+  applyAllocationConditions,
+  assignIpsFromLocalPool,
+  countIdleIps,
+  failureTypesSince,
+  foldEniOutcomes,
+  formatRfc3339,
+  hasFailingCalls,
+  hasWorkForGcPeriod,
+  jitterOf,
+  mergeSeenVersions,
+  nextPass,
+  pairCreatesWithIntents,
+  planEniAllocations,
+  planPoolRelease,
+  podIpRequestsFromPods,
+  primaryFamilyOf,
+  releaseIpsOfGonePods,
+  unschedulableEniIds,
+} from '../../ipam/index.js';
+import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
+import type { NodeSnapshot } from '../../activities/index.js';
+import { DEFAULT_NODE_SETTINGS } from '../messages.js';
+import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
+import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
+import type { CarriedState } from './carried-state.js';
+import { EniOperator } from './eni-operator.js';
+import type { ReadyNodeSpec } from './eni-operator.js';
+import { GcRequests } from './gc-requests.js';
+import { NodeNotices } from './node-notices.js';
+import { NodeReader, readVSwitches, writeStatusKeepingEnis } from './node-io.js';
+import { releaseDeletedNode } from './node-deletion.js';
+import { buildNodeView, initialPassSummary } from './node-view.js';
+import type { PassSummary } from './node-view.js';
+import { syncEnisIfDue } from './openapi-sync.js';
+import { OperationTracker } from './operation-tracker.js';
+import { PassRecord } from './pass-record.js';
+import { stepFailure } from './step-failure.js';
+
+/** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
+interface PassEnd {
+  failed: boolean;
+  scope: 'completed' | 'stoppedBeforeCloud';
+}
+
+/**
+ * One node's reconcile passes. A pass reads the node, plans with the pure core, acts through the {@link EniOperator},
+ * folds the outcomes in plan order, writes the status, then settles the failure ledger and tells what it found
+ * ({@link NodeNotices}). What outlives a run is the {@link CarriedState}.
+ */
+export class NodeReconciler {
+  readonly nodeName: string;
+  readonly settings: NodeIpamSettings;
+  private readonly state: CarriedState;
+  private readonly reader: NodeReader;
+  private readonly notices: NodeNotices;
+  private readonly tracker = new OperationTracker();
+  private readonly jitter: number;
+  private summary: PassSummary = initialPassSummary();
+  /** Scheduling facts of the last pass: GC work left, the due OpenAPI sync, its failure types. */
+  private hasPendingWork = false;
+  private nextSyncMs: number | undefined;
+  private lastFailureTypes: string[] = [];
+  /** Set by a `resync` signal: the next vSwitch read asks the cloud again, lifting blocks it no longer backs. */
+  private vSwitchRefreshRequested = false;
+  private readonly passRecord: PassRecord;
+  readonly gc = new GcRequests();
+  /** True once the node's CR is gone: the workflow then ends. */
+  finished = false;
+  /** Set by signals and updates; cleared when a pass starts. */
+  dirty = true;
+  passesThisRun = 0;
+
+  constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
+    this.nodeName = input.nodeName;
+    // The watcher sends the settings in full; the defaults fill in only for a partial start (tests, the CLI).
+    this.settings = { ...DEFAULT_NODE_SETTINGS, ...input.settings };
+    this.state = input.carried === undefined ? newCarriedState() : upgradeCarriedState(input.carried);
+    this.reader = new NodeReader(input.nodeName);
+    this.jitter = jitterOf(input.nodeName);
+    this.passRecord = new PassRecord(this.state);
+    this.notices = new NodeNotices({
+      nodeName: input.nodeName,
+      settings: this.settings,
+      memory: this.state,
+      onFailure: (failed) => {
+        this.passRecord.record(failed, { ledger: false });
+      },
+    });
+  }
+
+  carry(): CarriedState {
+    return carryState(this.state);
+  }
+
+  noteSignal(reason?: ReconcileReason): void {
+    if (reason?.seen !== undefined) this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, reason.seen);
+    this.state.signalsReceived += 1;
+    this.dirty = true;
+  }
+
+  requestResync(): void {
+    this.state.needResync = true;
+    this.vSwitchRefreshRequested = true;
+    this.dirty = true;
+  }
+
+  requestGc(): number {
+    this.dirty = true;
+    return this.gc.request();
+  }
+
+  /** When the next pass is due without any signal, and why. */
+  nextPass(): { atMs: number; reason: NextPassReason } {
+    return nextPass({
+      lastPassEndMs: this.summary.lastPassEndMs ?? 0,
+      failureStreak: this.state.failureStreak,
+      lastFailureTypes: this.lastFailureTypes,
+      jitter: this.jitter,
+      settings: this.settings,
+      hasPendingWork: this.hasPendingWork,
+      lastGcMs: this.state.lastGcMs,
+      nextSyncMs: this.nextSyncMs,
+      daemonWait: this.state.daemonWait,
+      runDeadlineMs: workflowInfo().runStartTime.getTime() + this.settings.maxRunAgeMs,
+    });
+  }
+
+  lastPassEndMs(): number {
+    return this.summary.lastPassEndMs ?? 0;
+  }
+
+  /** Passes failed in a row: while above 0 the node waits out its failure backoff between passes. */
+  failedPasses(): number {
+    return this.state.failureStreak;
+  }
+
+  currentIpamState(): IpamState {
+    return this.summary.ipamState;
+  }
+
+  view(ignoredSignals: readonly { name: string; at: string }[] = []): NodeWorkflowState {
+    return buildNodeView({
+      nodeName: this.nodeName,
+      summary: this.summary,
+      state: this.state,
+      pendingOperations: this.tracker.list(),
+      nextPass: this.summary.lastPassEndMs === undefined ? undefined : this.nextPass(),
+      ignoredSignals,
+    });
+  }
+
+  /** One reconcile pass: read, plan with the core, act through activities, fold, write, then tell. */
+  async pass(): Promise<void> {
+    this.state.reconcileCount += 1;
+    this.passesThisRun += 1;
+    const record = this.passRecord;
+    record.begin();
+    this.hasPendingWork = false;
+    const callsFailedBefore = hasFailingCalls(this.state.failures ?? {}) || this.notices.showsCallsFailing();
+    this.gc.passStarting();
+    let end: PassEnd | undefined;
+    try {
+      end = await this.reconcile();
+    } catch (error) {
+      this.summary.ipamState = 'Error';
+      record.record({ operation: 'reconcile', failure: stepFailure(error) }, { ledger: true });
+    }
+    const failed = end?.failed ?? true;
+    record.settle(end?.scope ?? 'threw');
+    if (end?.scope === 'completed' && record.madeCloudCalls() && !this.finished) {
+      const ledger = this.state.failures ?? {};
+      await this.notices.operationHealth({
+        ledger,
+        recovered: callsFailedBefore && !hasFailingCalls(ledger) && record.succeededCalls > 0,
+        pods: this.summary.pods,
+      });
+    }
+    this.state.failureStreak = failed ? this.state.failureStreak + 1 : 0;
+    this.lastFailureTypes = failed ? failureTypesSince(this.state.failures ?? {}, record.startMs) : [];
+    this.summary.lastPassEndMs = Date.now();
+    // An update asking for GC is answered when the pass ends, after the status write (or when it was skipped).
+    if (this.gc.passEnded()) this.dirty = true;
+    if (failed) record.logFailed({ nodeName: this.nodeName, ipamState: this.summary.ipamState });
+  }
+
+  /** The gate: a pass acts on the cloud only for a valid, ready node whose daemon has written its spec. */
+  private async reconcile(): Promise<PassEnd> {
+    const snapshot = await this.reader.read(this.state.seenVersions);
+    this.notices.readObjects(snapshot);
+    delete this.summary.skipReason;
+    const cr = snapshot.cr;
+    if (cr === undefined) {
+      this.finished = true;
+      return this.stop('Gone', 'the Node CR does not exist');
+    }
+    const validation = cr.validation;
+    if (!validation.ok) {
+      await this.notices.invalidSpec(validation.problems);
+      return this.stop('InvalidSpec', validation.problems.map((problem) => problem.message).join('; '));
+    }
+    if (cr.isDeleting) return this.cleanUpDeletedNode(validation.node);
+    if (validation.readiness === 'daemonNotReady') {
+      await this.notices.daemonNotReady();
+      return this.stop('WaitingForDaemon', 'Terway daemon has not written spec.eni and spec.pool yet');
+    }
+    this.notices.daemonReady();
+    if (validation.isBlocked) {
+      await this.notices.invalidSpec(validation.problems);
+      const blocking = validation.problems.filter((problem) => problem.severity === 'blocking');
+      return this.stop('InvalidSpec', blocking.map((problem) => problem.message).join('; '));
+    }
+    await this.notices.validSpec();
+    const node = validation.node;
+    const crMode = (node.metadata.labels?.['k8s.aliyun.com/exclusive-mode-eni-type'] ?? 'default').toLowerCase();
+    if (crMode === 'enionly' || snapshot.coreNode?.exclusiveEniMode === 'enionly') {
+      return this.stop('ExclusiveEniMode', 'the node uses exclusive ENI mode');
+    }
+    if (snapshot.coreNode?.isReady !== true) {
+      await this.notices.podsOfUnreadyNode({
+        pods: snapshot.pods,
+        enis: this.startingEnis(node),
+        eniSpec: node.spec.eni,
+        ledger: this.state.failures ?? {},
+      });
+      return this.stop('NodeNotReady', 'the core Node is missing or not Ready');
+    }
+    return this.reconcileReadyNode({ node, snapshot });
+  }
+
+  private stop(state: IpamState, reason: string): PassEnd {
+    this.summary.ipamState = state;
+    this.summary.skipReason = reason;
+    return { failed: false, scope: 'stoppedBeforeCloud' };
+  }
+
+  /** read the cloud side → plan → act → fold → write → settle the ledger → tell. */
+  private async reconcileReadyNode(input: { node: NodeCr; snapshot: NodeSnapshot }): Promise<PassEnd> {
+    const { node, snapshot } = input;
+    const spec = node.spec as ReadyNodeSpec;
+    const now = Date.now();
+    const instanceId = spec.nodeMetadata?.instanceID ?? '';
+    this.summary.instanceId = instanceId;
+    let enis = this.startingEnis(node);
+
+    // A resync asks the cloud about the vSwitches again, lifting blocks it no longer backs.
+    const vSwitches = await readVSwitches({
+      spec,
+      enis,
+      refresh: this.vSwitchRefreshRequested || this.state.needResync,
+    });
+    this.vSwitchRefreshRequested = false;
+    const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
+    const sync = await syncEnisIfDue({
+      enis,
+      status: node.status,
+      runNextSyncMs: this.nextSyncMs,
+      podCount: demand.requests.length,
+      instanceId,
+      spec,
+      vSwitches,
+      state: this.state,
+      record: this.passRecord,
+      periodMs: this.settings.openApiSyncPeriodMs,
+    });
+    enis = sync.enis;
+    const { times } = sync;
+    this.nextSyncMs = times.nextSyncMs;
+
+    // Plan.
+    const primaryFamily = primaryFamilyOf(spec.eni);
+    const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
+    const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
+    const plan = planEniAllocations({
+      spec,
+      enis: local.enis,
+      unsatisfied: local.unsatisfied,
+      vSwitches,
+      randomValue: Math.random(),
+    });
+    const allocations = pairCreatesWithIntents({
+      allocations: plan.allocations,
+      intents: this.state.pendingCreates ?? [],
+    });
+
+    // Act, then fold in plan order.
+    const operator = new EniOperator({ nodeName: this.nodeName, instanceId, tracker: this.tracker });
+    const allocated = await operator.allocate({ allocations, enis: local.enis, spec, vSwitches });
+    enis = foldEniOutcomes(
+      local.enis,
+      allocated.flatMap((report) => report.outcomes),
+    );
+    const openIntents = allocated.flatMap((report) => report.openIntent ?? []);
+    if (openIntents.length > 0) this.state.pendingCreates = openIntents;
+    else delete this.state.pendingCreates;
+    const served =
+      allocations.length > 0 ? assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily }) : local;
+    enis = applyAllocationConditions({
+      enis: served.enis,
+      errors: [
+        ...plan.problems.flatMap((problem) =>
+          problem.kind === 'vSwitchExhausted'
+            ? [{ eniId: problem.eniId, error: { kind: 'ipNotEnough' as const, vSwitchId: problem.vSwitchId } }]
+            : [],
+        ),
+        ...allocated.flatMap((report) => report.eniErrors),
+      ],
+      nowMs: now,
+    });
+    if (this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= this.settings.gcPeriodMs) {
+      enis = planPoolRelease({ spec, enis }).enis;
+      this.state.lastGcMs = now;
+    }
+    const gc = await operator.collectGarbage(enis);
+    enis = foldEniOutcomes(
+      enis,
+      gc.reports.flatMap((report) => report.outcomes),
+    );
+    this.gc.served(gc.result);
+    const allocationFailures = this.passRecord.foldReports(allocated);
+    this.passRecord.foldReports(gc.reports);
+    // A quota answer may mean the CR misses ENIs the cloud has: the next pass lists them.
+    if (allocationFailures.some((step) => step.failure.type === 'EcsQuotaExceeded')) this.state.needResync = true;
+
+    // Write.
+    const status: NodeStatus = { networkInterfaces: enis };
+    if (times.lastSyncMs !== undefined) status.lastSyncOpenAPITime = formatRfc3339(times.lastSyncMs);
+    if (times.nextSyncMs !== undefined) status.nextSyncOpenAPITime = formatRfc3339(times.nextSyncMs);
+    const written = await this.writeStatus({ status, current: node.status ?? {}, enis });
+    const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
+
+    // What the pass found, told from the settled ledger.
+    this.passRecord.settle('completed');
+    const ledger = this.state.failures ?? {};
+    const failureTypes = allocationFailures.map((step) => step.failure.type);
+    const vSwitchExhausted = failureTypes.includes('EcsVSwitchExhausted');
+    this.summary.blockedVSwitches = await this.notices.blockedVSwitches(vSwitches);
+    await this.notices.unlistedEnis(sync.synced ? (this.state.unlistedEnis ?? []) : []);
+    await this.notices.reboundPods({ dropped: local.droppedInvalid, enis });
+    await this.notices.pendingPods({ unsatisfied: served.unsatisfied, isNodeReady: true, plan, failureTypes, ledger });
+    await this.notices.sufficientIp({
+      hasIdleIp: plan.capacity.hasIdleIp,
+      hasAllocatableEni: plan.capacity.hasAllocatableEni && !vSwitchExhausted,
+    });
+    await this.notices.allocationFailed({ failures: allocationFailures, ledger });
+
+    const pending = served.unsatisfied.length;
+    const awaitingCniDelete = released.awaitingCniDelete.length;
+    this.hasPendingWork = hasWorkForGcPeriod({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete });
+    const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
+    this.summary = {
+      ...this.summary,
+      ipamState: pending > 0 && short ? 'InsufficientIP' : failed ? 'Error' : 'Ready',
+      lastPlan: { allocations: plan.allocations, gc: gc.actions, unmetDemand: plan.unmetDemand },
+      pods: { total: demand.requests.length, withIp: served.bound.length, pending },
+      enis: { total: Object.keys(enis).length, idleIps: countIdleIps({ enis, family: primaryFamily }) },
+      unschedulableEnis: unschedulableEniIds(enis),
+      awaitingCniDelete,
+    };
+    return { failed, scope: 'completed' };
+  }
+
+  private async writeStatus(input: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) {
+    const result = await writeStatusKeepingEnis({
+      ...input,
+      nodeName: this.nodeName,
+      state: this.state,
+      record: this.passRecord,
+    });
+    if (result === 'gone') this.finished = true;
+    return result !== 'failed';
+  }
+
+  /** The CR is being deleted: its ENIs are released, then the finalizer lets it go. */
+  private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
+    this.summary.ipamState = 'Deleting';
+    const result = await releaseDeletedNode({
+      node,
+      nodeName: this.nodeName,
+      enis: this.startingEnis(node),
+      tracker: this.tracker,
+      record: this.passRecord,
+      writeStatus: (input) => this.writeStatus(input),
+      isGone: () => this.finished,
+    });
+    if (result === 'released') {
+      this.finished = true;
+      this.summary.ipamState = 'Gone';
+    }
+    return { failed: result === 'failed', scope: 'completed' };
+  }
+
+  /** ENIs to start from: the CR's, unless the workflow knows better because its last status write did not land. */
+  private startingEnis(node: NodeCr): NetworkInterfaces {
+    return this.state.unwrittenEnis ?? node.status?.networkInterfaces ?? {};
+  }
+}

@@ -1,0 +1,83 @@
+import {
+  formatRfc3339,
+  isOpenApiSyncDue,
+  mergeOpenApiEnis,
+  resolveUnlistedEnis,
+  syncTimesOf,
+} from '../../ipam/index.js';
+import type { NetworkInterfaces, NodeStatus, UnlistedEniReport, VSwitchInfo } from '../../ipam/index.js';
+import { ecsRead } from './activities.js';
+import type { CarriedState } from './carried-state.js';
+import type { ReadyNodeSpec } from './eni-operator.js';
+import type { PassRecord } from './pass-record.js';
+
+/**
+ * Lists the instance's ENIs from the cloud and merges them into the node's (the reference's OpenAPI sync). ENIs
+ * the CR holds that the listing left out (hidden by `tagFilter`, attached elsewhere, gone) are looked up by id and
+ * {@link resolveUnlistedEnis} decides: nothing a pod uses is ever detached or deleted. A failed read fails the pass.
+ */
+export async function syncWithOpenApi(input: {
+  enis: NetworkInterfaces;
+  instanceId: string;
+  spec: ReadyNodeSpec;
+  vSwitches: Record<string, VSwitchInfo>;
+}): Promise<{ enis: NetworkInterfaces; unlisted: UnlistedEniReport[]; calls: number }> {
+  const { spec } = input;
+  const remote = await ecsRead.describeNodeEnis({
+    instanceId: input.instanceId,
+    ...(spec.eni.tagFilter === undefined ? {} : { tagFilter: spec.eni.tagFilter }),
+  });
+  const merged = mergeOpenApiEnis({ current: input.enis, remote, vSwitchCidrs: input.vSwitches, eniSpec: spec.eni });
+  if (merged.unlisted.length === 0) return { enis: merged.enis, unlisted: [], calls: 1 };
+  const cloud = await ecsRead.describeEnisById({ eniIds: merged.unlisted });
+  const resolved = resolveUnlistedEnis({
+    enis: merged.enis,
+    unlisted: merged.unlisted,
+    cloud,
+    instanceId: input.instanceId,
+    eniSpec: spec.eni,
+    nowRfc3339: formatRfc3339(Date.now()),
+  });
+  return { enis: resolved.enis, unlisted: resolved.reports, calls: 2 };
+}
+
+/**
+ * The OpenAPI sync when it is due (see `isOpenApiSyncDue`), and the sync times the CR records after it: the next
+ * one is drawn uniformly in [period, 2·period) so the nodes of a cluster spread out.
+ */
+export async function syncEnisIfDue(input: {
+  enis: NetworkInterfaces;
+  status: NodeStatus | undefined;
+  /** The due time this run set (a new run takes the CR's). */
+  runNextSyncMs: number | undefined;
+  podCount: number;
+  instanceId: string;
+  spec: ReadyNodeSpec;
+  vSwitches: Record<string, VSwitchInfo>;
+  state: CarriedState;
+  record: PassRecord;
+  periodMs: number;
+}): Promise<{ enis: NetworkInterfaces; times: { lastSyncMs?: number; nextSyncMs?: number }; synced: boolean }> {
+  const { state } = input;
+  const now = Date.now();
+  const times = syncTimesOf(input.status);
+  const due = isOpenApiSyncDue({
+    needResync: state.needResync,
+    lastSyncMs: times.lastSyncMs,
+    nextSyncMs: input.runNextSyncMs ?? times.nextSyncMs,
+    podCount: input.podCount,
+    eniCount: Object.keys(input.enis).length,
+    nowMs: now,
+  });
+  if (!due) return { enis: input.enis, times, synced: false };
+  const synced = await syncWithOpenApi(input);
+  input.record.succeededCalls += synced.calls;
+  if (synced.unlisted.length > 0) state.unlistedEnis = synced.unlisted;
+  else delete state.unlistedEnis;
+  state.needResync = false;
+  return {
+    enis: synced.enis,
+    times: { lastSyncMs: now, nextSyncMs: now + input.periodMs * (1 + Math.random()) },
+    synced: true,
+  };
+}

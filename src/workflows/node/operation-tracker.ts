@@ -1,0 +1,20 @@
+import type { PendingOperation } from '../messages.js';
+
+/** The cloud operations a node has in flight, for the `state` query (never in history). */
+export class OperationTracker {
+  private pending: PendingOperation[] = [];
+
+  async track<T>(operation: Omit<PendingOperation, 'startedAtMs'>, run: () => Promise<T>): Promise<T> {
+    const entry: PendingOperation = { ...operation, startedAtMs: Date.now() };
+    this.pending = [...this.pending, entry];
+    try {
+      return await run();
+    } finally {
+      this.pending = this.pending.filter((item) => item !== entry);
+    }
+  }
+
+  list(): PendingOperation[] {
+    return this.pending.map((operation) => ({ ...operation }));
+  }
+}

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { hasWorkForGcPeriod, jitterOf, NEXT_PASS_REASONS, nextPass } from '../../src/ipam/index.js';
+import type { NextPassInput } from '../../src/ipam/index.js';
+import { aSpec, anEni, anIp, aRequest, enisOf, v4Range } from './builders.js';
+
+const H = 3_600_000;
+const LAST = 1_000_000;
+const base: NextPassInput = {
+  lastPassEndMs: LAST,
+  failureStreak: 0,
+  lastFailureTypes: [],
+  jitter: 0,
+  settings: {
+    idleWakeMs: 6 * H,
+    gcPeriodMs: 120_000,
+    maxFailureBackoffMs: 300_000,
+    transientFailureBackoffMs: 10_000,
+    daemonWaitEventAfterMs: 300_000,
+  },
+  hasPendingWork: false,
+};
+
+describe('nextPass', () => {
+  const cases: { name: string; input: Partial<NextPassInput>; atMs: number; reason: string }[] = [
+    { name: 'an idle node sleeps until the safety net', input: {}, atMs: LAST + 6 * H, reason: 'safetyNet' },
+    {
+      name: 'the safety net is stretched by the node jitter (up to a quarter)',
+      input: { jitter: 0.5 },
+      atMs: LAST + 6.75 * H,
+      reason: 'safetyNet',
+    },
+    {
+      name: 'pending work wakes at the GC period after the last GC',
+      input: { hasPendingWork: true, lastGcMs: LAST - 20_000 },
+      atMs: LAST + 100_000,
+      reason: 'gcPeriod',
+    },
+    {
+      name: 'pending work with no GC yet counts from the last pass',
+      input: { hasPendingWork: true },
+      atMs: LAST + 120_000,
+      reason: 'gcPeriod',
+    },
+    {
+      name: 'a due OpenAPI sync wins over a later GC',
+      input: { hasPendingWork: true, nextSyncMs: LAST + 60_000 },
+      atMs: LAST + 60_000,
+      reason: 'openApiSync',
+    },
+    {
+      name: 'a sync and a GC due at once are reported as the sync',
+      input: { hasPendingWork: true, nextSyncMs: LAST + 120_000 },
+      atMs: LAST + 120_000,
+      reason: 'openApiSync',
+    },
+    {
+      name: 'a daemon wait not yet reported wakes to report it',
+      input: { daemonWait: { sinceMs: LAST - 100_000, reported: false } },
+      atMs: LAST + 200_000,
+      reason: 'daemonWaitEvent',
+    },
+    {
+      name: 'a reported daemon wait sets no timer',
+      input: { daemonWait: { sinceMs: LAST - 100_000, reported: true } },
+      atMs: LAST + 6 * H,
+      reason: 'safetyNet',
+    },
+    {
+      name: 'the run age limit comes before the safety net',
+      input: { runDeadlineMs: LAST + H },
+      atMs: LAST + H,
+      reason: 'runAge',
+    },
+    {
+      name: 'a failed pass backs off 1 s, doubling',
+      input: { failureStreak: 3, lastFailureTypes: ['EcsInvalidRequest'], nextSyncMs: LAST + 1 },
+      atMs: LAST + 4_000,
+      reason: 'failureBackoff',
+    },
+    {
+      name: 'the long cap holds for failures that will not fix themselves',
+      input: { failureStreak: 12, lastFailureTypes: ['EcsInvalidRequest'] },
+      atMs: LAST + 300_000,
+      reason: 'failureBackoff',
+    },
+    {
+      name: 'the short cap holds when every failure may fix itself',
+      input: { failureStreak: 12, lastFailureTypes: ['EcsThrottled', 'EcsTransient'] },
+      atMs: LAST + 10_000,
+      reason: 'failureBackoff',
+    },
+  ];
+  for (const entry of cases) {
+    it(entry.name, () => {
+      assert.deepEqual(nextPass({ ...base, ...entry.input }), { atMs: entry.atMs, reason: entry.reason });
+    });
+  }
+
+  it('names every reason for people', () => {
+    for (const text of Object.values(NEXT_PASS_REASONS)) assert.ok(text.length > 10);
+  });
+});
+
+describe('jitterOf', () => {
+  it('is a fraction fixed per name, and differs between names', () => {
+    const a = jitterOf('node-a');
+    assert.equal(jitterOf('node-a'), a);
+    assert.ok(a >= 0 && a < 1);
+    assert.notEqual(jitterOf('node-b'), a);
+  });
+});
+
+describe('hasWorkForGcPeriod', () => {
+  const spec = aSpec({ pool: { minPoolSize: 0, maxPoolSize: 5 } });
+  const quiet = enisOf(anEni('eni-1', { ipv4: [...v4Range('10.0.0', { count: 3 })] }));
+  const cases: { name: string; input: Partial<Parameters<typeof hasWorkForGcPeriod>[0]>; expected: boolean }[] = [
+    { name: 'a quiet node has none', input: {}, expected: false },
+    {
+      name: 'a pod waiting for a new IP',
+      input: { unsatisfied: [{ request: aRequest('ns/a'), reason: 'noIdleIp', missing: ['ipv4'] }] },
+      expected: true,
+    },
+    {
+      name: 'a pod that runs with a foreign IP is not work',
+      input: { unsatisfied: [{ request: aRequest('ns/a'), reason: 'statusIpNotInPool', missing: ['ipv4'] }] },
+      expected: false,
+    },
+    { name: 'IPs waiting for the CNI delete', input: { awaitingCniDelete: 1 }, expected: true },
+    {
+      name: 'a Deleting mark to clean up',
+      input: {
+        enis: enisOf(
+          anEni('eni-1', { ipv4: [anIp('10.0.0.10', { primary: true }), anIp('10.0.0.11', { status: 'Deleting' })] }),
+        ),
+      },
+      expected: true,
+    },
+    {
+      name: 'idle IPs above maxPoolSize',
+      input: { enis: enisOf(anEni('eni-1', { ipv4: [...v4Range('10.0.0', { count: 9 })] })) },
+      expected: true,
+    },
+  ];
+  for (const entry of cases) {
+    it(entry.name, () => {
+      assert.equal(
+        hasWorkForGcPeriod({ spec, enis: quiet, unsatisfied: [], awaitingCniDelete: 0, ...entry.input }),
+        entry.expected,
+      );
+    });
+  }
+});
