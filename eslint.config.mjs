@@ -80,7 +80,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['../activities/*', '../activities/**'],
+              group: ['../activities/*', '../activities/**', '../../activities/*', '../../activities/**'],
               allowTypeImports: true,
               message: 'Workflows see activities as types only: use import type.',
             },
@@ -100,6 +100,11 @@ export default tseslint.config(
                 '../kube/*',
                 '../config.js',
                 '../logger.js',
+                '../../watcher/*',
+                '../../worker/*',
+                '../../kube/*',
+                '../../config.js',
+                '../../logger.js',
               ],
               message: 'Workflow code runs in the Temporal sandbox: no I/O, no Node built-ins.',
             },
@@ -159,9 +164,15 @@ export default tseslint.config(
               message: 'The watcher only talks to Kubernetes and the Temporal client.',
             },
             {
-              group: ['../workflows/*', '!../workflows/messages.js', '!../workflows/workflow-ids.js'],
+              group: [
+                '../workflows/*',
+                '!../workflows/messages.js',
+                '!../workflows/workflow-ids.js',
+                '!../workflows/janitor-settings.js',
+              ],
               allowTypeImports: true,
-              message: 'The watcher sees workflows through messages.ts, workflow-ids.ts and types only.',
+              message:
+                'The watcher sees workflows through messages.ts, workflow-ids.ts, janitor-settings.ts and types only.',
             },
           ],
         },

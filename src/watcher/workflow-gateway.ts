@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 
 import { DEFAULT_NODE_SETTINGS, IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
 import type { IpamState, NodeIpamSettings } from '../workflows/messages.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../workflows/janitor-settings.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
 import {
   JANITOR_WORKFLOW_ID,
@@ -112,7 +113,8 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
     await this.client.workflow.start(JANITOR_WORKFLOW_TYPE, {
       workflowId: JANITOR_WORKFLOW_ID,
       taskQueue: this.taskQueue,
-      args: [{}],
+      // In full, like the node workflows' settings: a later default never changes what a running janitor replays.
+      args: [{ settings: DEFAULT_JANITOR_SETTINGS }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
   }

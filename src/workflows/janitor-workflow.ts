@@ -15,31 +15,14 @@ import { planOrphanEnis } from '../ipam/index.js';
 import type { OrphanEniPlan } from '../ipam/index.js';
 import type { Activities } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
+import { DEFAULT_JANITOR_SETTINGS } from './janitor-settings.js';
+import type { JanitorSettings } from './janitor-settings.js';
 import { metricsSink } from './metrics-sinks.js';
 
 const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);
 const kubeNotice = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeNotice);
 const ecsRead = proxyActivities<Activities>(ACTIVITY_POLICIES.ecsRead);
 const release = proxyActivities<Activities>(ACTIVITY_POLICIES.releaseEni);
-
-/** Settings of the janitor: recorded input, handed on at continue-as-new. */
-export interface JanitorSettings {
-  /** A janitor pass runs this often, and on request. */
-  intervalMs: number;
-  /** An `Available` ENI younger than this is never an orphan (a create whose attach may still be in flight). */
-  graceMs: number;
-  /** Report only, delete nothing. */
-  dryRun: boolean;
-  /** Continue-as-new after this many passes. */
-  maxPassesPerRun: number;
-}
-
-export const DEFAULT_JANITOR_SETTINGS: JanitorSettings = {
-  intervalMs: 30 * 60_000,
-  graceMs: 15 * 60_000,
-  dryRun: false,
-  maxPassesPerRun: 200,
-};
 
 /** What one janitor pass found and did. */
 export interface JanitorReport {
@@ -61,12 +44,13 @@ export const runJanitorUpdate = defineUpdate<JanitorReport, [{ dryRun?: boolean 
 export const janitorReportQuery = defineQuery<JanitorReport | undefined>('lastReport');
 
 /**
- * The orphan-ENI janitor, one per cluster (id {@link JANITOR_WORKFLOW_ID} in workflow-ids.ts): lists ENIs carrying
+ * The orphan-ENI janitor, one per cluster (id `JANITOR_WORKFLOW_ID`): lists ENIs carrying
  * eniflow's creator tag, and deletes those `Available`, known to no Node CR and older than the grace period. It is
  * the backstop behind the node workflows' own guarantees (create intents, the saga's compensation): whatever path
  * leaves an ENI behind, it is found and removed, with an Event per deletion.
  */
 export async function eniJanitorWorkflow(input: { settings?: Partial<JanitorSettings> } = {}): Promise<void> {
+  // The watcher starts it with the settings in full; the defaults fill in only for a partial start (tests, the CLI).
   const settings: JanitorSettings = { ...DEFAULT_JANITOR_SETTINGS, ...input.settings };
   let requests: { dryRun: boolean; seq: number }[] = [];
   let requested = 0;
