@@ -210,7 +210,7 @@ describe('eniflow CLI and the Web UI story', () => {
       assert.match(
         gc.lines[0] ?? '',
         new RegExp(
-          `^GC deferred: node in failure backoff since ${since.toISOString()} on Forbidden\\.RAM \\(createEni\\) after \\d+ failed pass`,
+          `^GC deferred: node in failure backoff since ${since.toISOString()} on Forbidden\\.RAM \\(CreateNetworkInterface\\) after \\d+ failed pass`,
         ),
       );
 
@@ -218,12 +218,12 @@ describe('eniflow CLI and the Web UI story', () => {
       assert.match(node.lines[0] ?? '', /: Error$/);
       assert.ok(
         node.lines.some((line) =>
-          line.startsWith(`stuck on: Forbidden.RAM since ${since.toISOString()} in createEni:`),
+          line.startsWith(`stuck on: Forbidden.RAM since ${since.toISOString()} in CreateNetworkInterface:`),
         ),
         node.text,
       );
       assert.ok(node.lines.some((line) => /^ {2}\S+Z createEni: EcsInvalidRequest Forbidden\.RAM: /.test(line)));
-      assert.match(await currentDetails(scenario.workflow), /Error `Forbidden\.RAM` in createEni since /);
+      assert.match(await currentDetails(scenario.workflow), /Error `Forbidden\.RAM` in CreateNetworkInterface since /);
 
       const status = await cli(scenario, ['status']);
       assert.equal(status.lines[0], '1 node(s): Error 1');
