@@ -2,6 +2,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const IO_MODULES = ['node:*', '@temporalio/*', '@alicloud/*', '@darabonba/*', '@kubernetes/*', 'pino'];
 
@@ -37,6 +39,18 @@ export default tseslint.config(
       // client-node's models are data-only classes; object literals are how its docs build them.
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
     },
+  },
+  {
+    // A cycle makes module load order decide what is initialised; the TypeScript resolver maps `./x.js` to x.ts.
+    files: ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Without these the plugin parses only .js files and so never follows an import into a .ts module.
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     files: ['src/ipam/**/*.ts'],
