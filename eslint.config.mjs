@@ -94,7 +94,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['../activities/*', '../activities/**'],
+              group: ['../activities/*', '../activities/**', '../../activities/*', '../../activities/**'],
               allowTypeImports: true,
               message: 'Workflows see activities as types only: use import type.',
             },
@@ -114,7 +114,13 @@ export default tseslint.config(
                 '../kube/*',
                 '../config.js',
                 '../logger.js',
+                '../../watcher/*',
+                '../../worker/*',
+                '../../kube/*',
+                '../../config.js',
+                '../../logger.js',
               ],
+              // ../shared/* and ../../shared/* stay open: workflow ids and search attributes live there.
               message: 'Workflow code runs in the Temporal sandbox: no I/O, no Node built-ins.',
             },
           ],
@@ -132,12 +138,13 @@ export default tseslint.config(
             {
               group: [
                 '../workflows/*',
-                '!../workflows/workflow-ids.js',
+                '../../workflows/*',
                 '../watcher/*',
+                '../../watcher/*',
                 '@temporalio/workflow',
                 '@temporalio/client',
               ],
-              message: 'Activities own I/O; they never orchestrate (workflow-ids.ts only names workflows).',
+              message: 'Activities own I/O; they never orchestrate (workflow names and ids are in ../shared/).',
             },
           ],
         },
@@ -173,9 +180,27 @@ export default tseslint.config(
               message: 'The watcher only talks to Kubernetes and the Temporal client.',
             },
             {
-              group: ['../workflows/*', '!../workflows/messages.js', '!../workflows/workflow-ids.js'],
+              group: ['../workflows/*', '!../workflows/messages.js'],
               allowTypeImports: true,
-              message: 'The watcher sees workflows through messages.ts, workflow-ids.ts and types only.',
+              message: 'The watcher sees workflows through messages.ts, ../shared/ and types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Names shared by the worker, the workflows, the watcher and the CLI: every one of them may import it, so it
+    // imports none of them (nor any I/O) and stays loadable inside the workflow sandbox.
+    files: ['src/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./|@temporalio/common$)',
+              message: 'src/shared/ is neutral ground: it may import only @temporalio/common and its own files.',
             },
           ],
         },
@@ -190,7 +215,15 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['../ipam/*', '../workflows/*', '../activities/*', '../watcher/*', '../worker/*', '../../ipam/*'],
+              group: [
+                '../ipam/*',
+                '../workflows/*',
+                '../activities/*',
+                '../watcher/*',
+                '../worker/*',
+                '../shared/*',
+                '../../ipam/*',
+              ],
               message: 'The emulator stands in for the cloud: it knows nothing of eniflow.',
             },
           ],

@@ -11,7 +11,7 @@ import {
   NODE_NAME_SEARCH_ATTRIBUTE,
   NODE_WORKFLOW_TYPE,
   nodeWorkflowId,
-} from '../workflows/workflow-ids.js';
+} from '../shared/workflow-ids.js';
 import type { NodeSignal } from './coalescer.js';
 
 /** The watcher's one way into Temporal: wake (and if needed start) a node's workflow. */

@@ -8,7 +8,7 @@ import {
   INSTANCE_ID_SEARCH_ATTRIBUTE,
   IPAM_STATE_SEARCH_ATTRIBUTE,
   NODE_NAME_SEARCH_ATTRIBUTE,
-} from './workflow-ids.js';
+} from '../shared/workflow-ids.js';
 
 /**
  * Guards the commands added so the Web UI tells a node's story: `IpamState` at start, the error search attributes,

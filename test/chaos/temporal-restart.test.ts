@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
-import { nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { assertCleanAudit, formatAudit } from '../support/audit.js';
 import { startChaosCluster } from '../support/chaos-cluster.js';
 import type { ChaosCluster } from '../support/chaos-cluster.js';

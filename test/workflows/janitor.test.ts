@@ -13,7 +13,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { janitorReportQuery, runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow } from '../../src/workflows/janitor-workflow.js';
-import { JANITOR_WORKFLOW_TYPE } from '../../src/workflows/workflow-ids.js';
+import { JANITOR_WORKFLOW_TYPE } from '../../src/shared/workflow-ids.js';
 import { DEMO } from '../support/ecs-emulator.js';
 import { NODE_CR_RESOURCE } from '../support/kube-env.js';
 import { demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';

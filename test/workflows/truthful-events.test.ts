@@ -13,7 +13,7 @@ import { resyncSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { NodeIpamSettings } from '../../src/workflows/messages.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
 import { CARRIED_STATE_VERSION } from '../../src/workflows/node-reconciler.js';
-import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { DEMO } from '../support/ecs-emulator.js';
 import {
   createCoreNode,
