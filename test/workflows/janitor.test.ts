@@ -1,5 +1,5 @@
 /**
- * The orphan-ENI janitor (issue 13) on the real Temporal dev server and kube-apiserver, the ECS emulator through the
+ * The orphan-ENI janitor on the real Temporal dev server and kube-apiserver, the ECS emulator through the
  * real SDK: a dry run only reports; a real run deletes exactly the eniflow-created ENIs that are Available, known
  * to no Node CR and older than the grace period, with an Event for each, and never one a CR knows, one that is
  * attached, a young one, or one eniflow did not create.

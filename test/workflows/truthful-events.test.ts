@@ -1,7 +1,7 @@
 /**
- * Issue 11, items 1 and 2 on the real servers: a waiting pod's event names the failing call and grows as one series,
- * the core Node carries `ENIOperationsFailing` and the node's events, the node serves its pods soon after the
- * cloud recovers (no signal) and says `Recovered`; a blocked vSwitch shows in `state` and a resync lifts it.
+ * Events that tell the truth, on the real servers: a waiting pod's event names the failing call and grows as one
+ * series, the core Node carries `ENIOperationsFailing` and the node's events, the node serves its pods soon after
+ * the cloud recovers (no signal) and says `Recovered`; a blocked vSwitch shows in `state` and a resync lifts it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
