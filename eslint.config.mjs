@@ -2,6 +2,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const IO_MODULES = ['node:*', '@temporalio/*', '@alicloud/*', '@darabonba/*', '@kubernetes/*', 'pino'];
 
@@ -37,6 +39,18 @@ export default tseslint.config(
       // client-node's models are data-only classes; object literals are how its docs build them.
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
     },
+  },
+  {
+    // A cycle makes module load order decide what is initialised; the TypeScript resolver maps `./x.js` to x.ts.
+    files: ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Without these the plugin parses only .js files and so never follows an import into a .ts module.
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     files: ['src/ipam/**/*.ts'],
@@ -106,6 +120,7 @@ export default tseslint.config(
                 '../../config.js',
                 '../../logger.js',
               ],
+              // ../shared/* and ../../shared/* stay open: workflow ids and search attributes live there.
               message: 'Workflow code runs in the Temporal sandbox: no I/O, no Node built-ins.',
             },
           ],
@@ -123,12 +138,13 @@ export default tseslint.config(
             {
               group: [
                 '../workflows/*',
-                '!../workflows/workflow-ids.js',
+                '../../workflows/*',
                 '../watcher/*',
+                '../../watcher/*',
                 '@temporalio/workflow',
                 '@temporalio/client',
               ],
-              message: 'Activities own I/O; they never orchestrate (workflow-ids.ts only names workflows).',
+              message: 'Activities own I/O; they never orchestrate (workflow names and ids are in ../shared/).',
             },
           ],
         },
@@ -164,15 +180,27 @@ export default tseslint.config(
               message: 'The watcher only talks to Kubernetes and the Temporal client.',
             },
             {
-              group: [
-                '../workflows/*',
-                '!../workflows/messages.js',
-                '!../workflows/workflow-ids.js',
-                '!../workflows/janitor-settings.js',
-              ],
+              group: ['../workflows/*', '!../workflows/messages.js'],
               allowTypeImports: true,
-              message:
-                'The watcher sees workflows through messages.ts, workflow-ids.ts, janitor-settings.ts and types only.',
+              message: 'The watcher sees workflows through messages.ts, ../shared/ and types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Names shared by the worker, the workflows, the watcher and the CLI: every one of them may import it, so it
+    // imports none of them (nor any I/O) and stays loadable inside the workflow sandbox.
+    files: ['src/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./|@temporalio/common$)',
+              message: 'src/shared/ is neutral ground: it may import only @temporalio/common and its own files.',
             },
           ],
         },
@@ -187,7 +215,15 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['../ipam/*', '../workflows/*', '../activities/*', '../watcher/*', '../worker/*', '../../ipam/*'],
+              group: [
+                '../ipam/*',
+                '../workflows/*',
+                '../activities/*',
+                '../watcher/*',
+                '../worker/*',
+                '../shared/*',
+                '../../ipam/*',
+              ],
               message: 'The emulator stands in for the cloud: it knows nothing of eniflow.',
             },
           ],

@@ -4,7 +4,7 @@ import type { TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile } from '@temporalio/envconfig';
 import type { ClientConfigProfile, ConfigDataSource } from '@temporalio/envconfig';
 
-import { DEFAULT_TASK_QUEUE } from './workflows/workflow-ids.js';
+import { DEFAULT_TASK_QUEUE } from './shared/workflow-ids.js';
 
 /** How to reach Temporal, shared by the worker and the watcher. */
 export interface TemporalConnectionConfig {

@@ -9,7 +9,7 @@ import { request } from 'node:https';
 import type { Client } from '@temporalio/client';
 
 import type { EmulatorAdmin } from '../../src/ecs-emulator/index.js';
-import { NODE_WORKFLOW_TYPE } from '../../src/workflows/workflow-ids.js';
+import { NODE_WORKFLOW_TYPE } from '../../src/shared/workflow-ids.js';
 
 /** CPU time and memory of one process, read from /proc (Linux only). */
 export interface ProcessSample {

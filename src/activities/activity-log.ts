@@ -3,7 +3,7 @@ import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { Logger } from '../logger.js';
-import { nodeNameOfWorkflowId } from '../workflows/workflow-ids.js';
+import { nodeNameOfWorkflowId } from '../shared/workflow-ids.js';
 
 /**
  * The logger of the running activity: every line names the node, the workflow, the activity and the attempt, so

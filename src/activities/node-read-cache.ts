@@ -7,8 +7,8 @@ import { ResourceInformer } from '../kube/resource-informer.js';
 import type { InformerCounters } from '../kube/resource-informer.js';
 import { abortOptions } from '../kube-request.js';
 import type { Logger } from '../logger.js';
-import { coreNodeSnapshot, podSnapshotOf } from './kube-activities.js';
-import type { NodeSnapshot, RawObject } from './kube-activities.js';
+import { coreNodeSnapshot, podSnapshotOf } from './kube/node-snapshot.js';
+import type { NodeSnapshot, RawObject } from './kube/node-snapshot.js';
 
 export interface NodeReadCacheOptions {
   kubeConfig: KubeConfig;
@@ -28,7 +28,7 @@ const BOUND_PODS = 'spec.nodeName!=';
 const DEFAULT_WATCH = { serverTimeoutSeconds: 300, idleTimeoutMs: 90_000, listTimeoutMs: 60_000 };
 
 /**
- * The worker's shared read cache (issue 10): informers on bound Pods, Node CRs and core Nodes, the same
+ * The worker's shared read cache: informers on bound Pods, Node CRs and core Nodes, the same
  * list/watch/relist machinery as the watcher's, so a pass reads its node from memory instead of four apiserver
  * requests. Informers are named as the watcher's (`pods`, `node-crs`, `core-nodes`), so the resource versions a
  * signal carries ({@link waitFor}) name the informer that must have seen them.

@@ -17,7 +17,7 @@ import {
   NODE_NAME_SEARCH_ATTRIBUTE,
   NODE_WORKFLOW_TYPE,
   nodeWorkflowId,
-} from '../workflows/workflow-ids.js';
+} from '../shared/workflow-ids.js';
 
 export const CLI_USAGE = `usage: eniflow <command> [options]
 

@@ -1,37 +1,14 @@
 import { takeIpv4, takeIpv6 } from './address-allocation.js';
-import { Ipv4AddressPool, Ipv6AddressPool } from './address-pool.js';
+import { Ipv6AddressPool } from './address-pool.js';
 import { apiError } from './api-error.js';
-import type { EmulatorFixture, FixtureInstance } from './fixture.js';
-import type {
-  EniRecord,
-  EniTrafficMode,
-  EniType,
-  InstanceRecord,
-  Inventory,
-  PendingTransition,
-  ResourceTag,
-  StateSnapshot,
-  VSwitchRecord,
-} from './model-types.js';
+import { CloudState, tagsFromMap } from './cloud-state.js';
+import type { CreateEniInput, ModelOptions } from './cloud-state.js';
+import type { EmulatorFixture } from './fixture.js';
+import type { EniRecord, InstanceRecord, Inventory, StateSnapshot } from './model-types.js';
 import { inventoryOf, snapshotOf } from './model-views.js';
 import type { EmulatorLimits, TransitionDelays } from './settings.js';
 
-/** Input of {@link CloudModel.createEni}; counts and explicit addresses are mutually exclusive per family. */
-export interface CreateEniInput {
-  vSwitchId: string;
-  securityGroupIds: string[];
-  type?: Exclude<EniType, 'Primary'>;
-  trafficMode?: EniTrafficMode;
-  primaryIp?: string;
-  secondaryIps?: string[];
-  secondaryCount?: number;
-  ipv6s?: string[];
-  ipv6Count?: number;
-  tags?: ResourceTag[];
-  name?: string;
-  description?: string;
-  deleteOnRelease?: boolean;
-}
+export type { CreateEniInput } from './cloud-state.js';
 
 /** Input of the Assign calls: either a count or explicit addresses. */
 export interface AssignInput {
@@ -40,51 +17,19 @@ export interface AssignInput {
   addresses?: string[];
 }
 
-/** Most secondary IPv4 addresses CreateNetworkInterface accepts (ecs-openapi.md §7.1). */
+/** Most secondary IPv4 addresses CreateNetworkInterface accepts, whatever the instance type allows. */
 const MAX_SECONDARY_AT_CREATE = 49;
-/** Most IPv6 addresses CreateNetworkInterface accepts (ecs-openapi.md §7.1). */
+/** Most IPv6 addresses CreateNetworkInterface accepts, whatever the instance type allows. */
 const MAX_IPV6_AT_CREATE = 10;
 
-interface ModelOptions {
-  regionId: string;
-  ownerId: string;
-  clock: () => number;
-  limits: EmulatorLimits;
-  transitionDelays: TransitionDelays;
-}
-
-function tagsFromMap(map: Record<string, string> | undefined): ResourceTag[] {
-  return Object.entries(map ?? {}).map(([key, value]) => ({ key, value }));
-}
-
 /**
- * The cloud state and every rule that changes it: vSwitch address accounting, ENI quotas and the asynchronous ENI
- * state machine. Methods throw {@link EmulatorApiError} exactly where the real API refuses. Time-based transitions
- * are settled lazily against the injected clock at the start of every call, so there are no timers to leak and a
- * test can drive the model with a fake clock.
+ * The cloud and every rule that changes it: ENI quotas, attach checks, per-call address limits and the ENI state
+ * machine's entry points, over the records {@link CloudState} keeps. Methods throw {@link EmulatorApiError} exactly
+ * where the real API refuses.
  */
-export class CloudModel {
-  readonly regionId: string;
-  readonly ownerId: string;
-  limits: EmulatorLimits;
-  transitionDelays: TransitionDelays;
-  private readonly clock: () => number;
-  private readonly vSwitches = new Map<string, VSwitchRecord>();
-  private readonly securityGroups = new Map<string, string>();
-  private readonly instanceTypes = new Map<string, EmulatorFixture['instanceTypes'][number]>();
-  private readonly instances = new Map<string, InstanceRecord>();
-  /** Insertion order is creation order, which Describe pages by. */
-  private readonly enis = new Map<string, EniRecord>();
-  private readonly pending = new Set<EniRecord>();
-  private nextEniNumber = 1;
-  private nextSequence = 1;
-
+export class CloudModel extends CloudState {
   private constructor(options: ModelOptions) {
-    this.regionId = options.regionId;
-    this.ownerId = options.ownerId;
-    this.clock = options.clock;
-    this.limits = options.limits;
-    this.transitionDelays = options.transitionDelays;
+    super(options);
   }
 
   /** Builds the state a fixture describes: its topology, a Primary ENI per instance and the initial ENIs. */
@@ -127,227 +72,8 @@ export class CloudModel {
       throw new Error('unknown state snapshot format');
     }
     const model = new CloudModel({ regionId: snapshot.regionId, ownerId: snapshot.ownerId, ...options });
-    model.loadTopology({ ...snapshot.topology });
-    const now = model.clock();
-    for (const saved of snapshot.networkInterfaces) {
-      const eni: EniRecord = structuredClone(saved);
-      const vSwitch = model.requireVSwitch(eni.vSwitchId);
-      for (const ip of [eni.primaryIp, ...eni.secondaryIps]) {
-        if (vSwitch.ipv4.claim(ip) !== 'claimed') throw new Error(`snapshot: ${ip} of ${eni.eniId} is not free`);
-      }
-      for (const ip of eni.ipv6s) {
-        if (vSwitch.ipv6?.claim(ip) !== 'claimed') throw new Error(`snapshot: ${ip} of ${eni.eniId} is not free`);
-      }
-      if (eni.pending !== null) {
-        eni.pending.dueAtMs = now + eni.pending.dueAtMs;
-        model.pending.add(eni);
-      }
-      model.enis.set(eni.eniId, eni);
-      model.nextSequence = Math.max(model.nextSequence, eni.sequence + 1);
-    }
-    for (const instance of snapshot.topology.instances) model.addInstance(instance, instance.primaryEniId);
-    model.nextEniNumber = snapshot.nextEniNumber;
+    model.restore(snapshot);
     return model;
-  }
-
-  private loadTopology(topology: Pick<EmulatorFixture, 'vSwitches' | 'securityGroups' | 'instanceTypes'>): void {
-    for (const v of topology.vSwitches) {
-      this.vSwitches.set(v.vSwitchId, {
-        vSwitchId: v.vSwitchId,
-        vpcId: v.vpcId,
-        zoneId: v.zoneId,
-        cidrBlock: v.cidrBlock,
-        ipv6CidrBlock: v.ipv6CidrBlock ?? null,
-        name: v.vSwitchName ?? '',
-        tags: tagsFromMap(v.tags),
-        ipv4: new Ipv4AddressPool(v.cidrBlock),
-        ipv6: v.ipv6CidrBlock === undefined ? null : new Ipv6AddressPool(v.ipv6CidrBlock),
-      });
-    }
-    for (const group of topology.securityGroups) this.securityGroups.set(group.securityGroupId, group.vpcId);
-    for (const type of topology.instanceTypes) this.instanceTypes.set(type.instanceTypeId, type);
-  }
-
-  /** Registers an instance; with `primaryEniId` null it also creates its Primary ENI (InUse, device 0). */
-  private addInstance(instance: FixtureInstance, primaryEniId: string | null): void {
-    const type = this.instanceTypes.get(instance.instanceType);
-    if (type === undefined) throw new Error(`instance ${instance.instanceId}: unknown type ${instance.instanceType}`);
-    const vSwitch = this.requireVSwitch(instance.vSwitchId);
-    let eniId = primaryEniId;
-    if (eniId === null) {
-      const primary = this.buildEni({
-        vSwitch,
-        type: 'Primary',
-        input: {
-          vSwitchId: vSwitch.vSwitchId,
-          securityGroupIds: instance.securityGroupIds,
-          ...(instance.primaryIpAddress === undefined ? {} : { primaryIp: instance.primaryIpAddress }),
-        },
-      });
-      primary.instanceId = instance.instanceId;
-      primary.deviceIndex = 0;
-      primary.status = 'InUse';
-      eniId = primary.eniId;
-    }
-    this.instances.set(instance.instanceId, {
-      instanceId: instance.instanceId,
-      instanceType: type,
-      zoneId: vSwitch.zoneId,
-      vpcId: vSwitch.vpcId,
-      vSwitchId: vSwitch.vSwitchId,
-      securityGroupIds: [...instance.securityGroupIds],
-      status: instance.status ?? 'Running',
-      name: instance.instanceName ?? instance.instanceId,
-      primaryEniId: eniId,
-    });
-  }
-
-  now(): number {
-    return this.clock();
-  }
-
-  /** Completes every transition that is due. Called at the start of each operation and read. */
-  settle(): void {
-    if (this.pending.size === 0) return;
-    const now = this.clock();
-    for (const eni of this.pending) {
-      if (eni.pending !== null && eni.pending.dueAtMs <= now) this.completeTransition(eni);
-    }
-  }
-
-  private completeTransition(eni: EniRecord): void {
-    const transition = eni.pending;
-    this.pending.delete(eni);
-    eni.pending = null;
-    if (transition === null) return;
-    switch (transition.kind) {
-      case 'attach':
-        if (transition.failAttach) {
-          eni.status = 'Available';
-          eni.instanceId = null;
-          eni.deviceIndex = null;
-        } else {
-          eni.status = 'InUse';
-        }
-        break;
-      case 'detach':
-        eni.status = 'Available';
-        eni.instanceId = null;
-        eni.deviceIndex = null;
-        break;
-      case 'delete':
-        this.removeEni(eni);
-        break;
-    }
-  }
-
-  private startTransition(eni: EniRecord, transition: Omit<PendingTransition, 'dueAtMs'> & { delayMs: number }): void {
-    eni.pending = {
-      kind: transition.kind,
-      failAttach: transition.failAttach,
-      dueAtMs: this.clock() + transition.delayMs,
-    };
-    if (transition.delayMs <= 0) this.completeTransition(eni);
-    else this.pending.add(eni);
-  }
-
-  private removeEni(eni: EniRecord): void {
-    const vSwitch = this.requireVSwitch(eni.vSwitchId);
-    vSwitch.ipv4.release(eni.primaryIp);
-    for (const ip of eni.secondaryIps) vSwitch.ipv4.release(ip);
-    for (const ip of eni.ipv6s) vSwitch.ipv6?.release(ip);
-    this.enis.delete(eni.eniId);
-  }
-
-  requireVSwitch(vSwitchId: string): VSwitchRecord {
-    const vSwitch = this.vSwitches.get(vSwitchId);
-    if (vSwitch === undefined) {
-      throw apiError('InvalidVSwitchId.NotFound', `The specified VSwitchId ${vSwitchId} does not exist.`);
-    }
-    return vSwitch;
-  }
-
-  requireInstance(instanceId: string): InstanceRecord {
-    const instance = this.instances.get(instanceId);
-    if (instance === undefined) {
-      throw apiError('InvalidEcsId.NotFound', `The specified InstanceId ${instanceId} does not exist.`);
-    }
-    return instance;
-  }
-
-  requireEni(eniId: string): EniRecord {
-    this.settle();
-    const eni = this.enis.get(eniId);
-    if (eni === undefined) {
-      throw apiError('InvalidEniId.NotFound', `The specified NetworkInterfaceId ${eniId} does not exist.`);
-    }
-    return eni;
-  }
-
-  private renameEni(eni: EniRecord, eniId: string): void {
-    this.enis.delete(eni.eniId);
-    eni.eniId = eniId;
-    this.enis.set(eniId, eni);
-  }
-
-  private newEniId(): { eniId: string; macAddress: string } {
-    const number = this.nextEniNumber++;
-    const hex = number.toString(16).padStart(6, '0');
-    return {
-      eniId: `eni-emu${number.toString(36).padStart(15, '0')}`,
-      macAddress: `00:16:3e:${hex.slice(-6, -4)}:${hex.slice(-4, -2)}:${hex.slice(-2)}`,
-    };
-  }
-
-  private buildEni(request: { vSwitch: VSwitchRecord; type: EniType; input: CreateEniInput }): EniRecord {
-    const { vSwitch, input } = request;
-    const explicitSecondaries = input.secondaryIps ?? [];
-    const explicitPrimary = input.primaryIp === undefined ? [] : [input.primaryIp];
-    const ipv4 = takeIpv4(vSwitch, {
-      explicit: [...explicitPrimary, ...explicitSecondaries],
-      count: (input.primaryIp === undefined ? 1 : 0) + (input.secondaryCount ?? 0),
-      exhaustedCode: 'InvalidVSwitchId.IpNotEnough',
-    });
-    let ipv6s: string[] = [];
-    try {
-      if ((input.ipv6s?.length ?? 0) + (input.ipv6Count ?? 0) > 0) {
-        ipv6s = takeIpv6(vSwitch, { explicit: input.ipv6s ?? [], count: input.ipv6Count ?? 0 });
-      }
-    } catch (error) {
-      for (const ip of ipv4) vSwitch.ipv4.release(ip);
-      throw error;
-    }
-    // Explicit primary first, then explicit secondaries, then counted ones; without an explicit primary the
-    // first counted address (the lowest) becomes the primary.
-    const primaryIp = input.primaryIp ?? ipv4[explicitSecondaries.length];
-    if (primaryIp === undefined) throw new Error('primary IP missing');
-    const secondaryIps = ipv4.filter((ip) => ip !== primaryIp);
-    const { eniId, macAddress } = this.newEniId();
-    const eni: EniRecord = {
-      eniId,
-      sequence: this.nextSequence++,
-      type: request.type,
-      trafficMode: input.trafficMode ?? 'Standard',
-      status: 'Available',
-      vpcId: vSwitch.vpcId,
-      vSwitchId: vSwitch.vSwitchId,
-      zoneId: vSwitch.zoneId,
-      macAddress,
-      primaryIp,
-      secondaryIps,
-      ipv6s,
-      securityGroupIds: [...input.securityGroupIds],
-      tags: input.tags ?? [],
-      instanceId: null,
-      deviceIndex: null,
-      name: input.name ?? '',
-      description: input.description ?? '',
-      deleteOnRelease: input.deleteOnRelease ?? false,
-      creationTime: new Date(this.clock()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-      pending: null,
-    };
-    this.enis.set(eniId, eni);
-    return eni;
   }
 
   /** CreateNetworkInterface: synchronous, the ENI is Available at once. */
@@ -375,19 +101,6 @@ export class CloudModel {
       throw apiError('InvalidOperation.Ipv6CountExceeded');
     }
     return this.buildEni({ vSwitch, type: input.type ?? 'Secondary', input });
-  }
-
-  private enisOn(instanceId: string): EniRecord[] {
-    const result: EniRecord[] = [];
-    for (const eni of this.enis.values()) if (eni.instanceId === instanceId) result.push(eni);
-    return result;
-  }
-
-  private lowestFreeDeviceIndex(instanceId: string): number {
-    const used = new Set(this.enisOn(instanceId).map((eni) => eni.deviceIndex));
-    let index = 1;
-    while (used.has(index)) index++;
-    return index;
   }
 
   /** The checks an attach must pass besides the ENI state: instance state, zone, VPC, type and quotas. */
@@ -555,40 +268,6 @@ export class CloudModel {
     for (const ip of removing) vSwitch.ipv6?.release(ip);
   }
 
-  /** All ENIs in creation order, transitions settled. */
-  listEnis(): IterableIterator<EniRecord> {
-    this.settle();
-    return this.enis.values();
-  }
-
-  findEni(eniId: string): EniRecord | undefined {
-    this.settle();
-    return this.enis.get(eniId);
-  }
-
-  listVSwitches(): IterableIterator<VSwitchRecord> {
-    return this.vSwitches.values();
-  }
-
-  findVSwitch(vSwitchId: string): VSwitchRecord | undefined {
-    return this.vSwitches.get(vSwitchId);
-  }
-
-  listInstanceTypes(): IterableIterator<EmulatorFixture['instanceTypes'][number]> {
-    return this.instanceTypes.values();
-  }
-
-  listInstances(): IterableIterator<InstanceRecord> {
-    this.settle();
-    return this.instances.values();
-  }
-
-  /** ENIs attached (or attaching/detaching) to the instance, the primary first. */
-  enisOfInstance(instanceId: string): EniRecord[] {
-    this.settle();
-    return this.enisOn(instanceId).sort((a, b) => (a.deviceIndex ?? 0) - (b.deviceIndex ?? 0));
-  }
-
   /** Every ENI and address with owner, tags and status. */
   inventory(): Inventory {
     return inventoryOf(this);
@@ -597,14 +276,5 @@ export class CloudModel {
   /** The whole state as JSON, for {@link CloudModel.fromSnapshot}. */
   snapshot(): StateSnapshot {
     return snapshotOf(this);
-  }
-
-  /** The id counter, for snapshots. */
-  get eniNumberCounter(): number {
-    return this.nextEniNumber;
-  }
-
-  listSecurityGroups(): { securityGroupId: string; vpcId: string }[] {
-    return [...this.securityGroups].map(([securityGroupId, vpcId]) => ({ securityGroupId, vpcId }));
   }
 }

@@ -1,8 +1,8 @@
-import type { CloudModel } from './cloud-model.js';
+import type { CloudState } from './cloud-state.js';
 import type { Inventory, StateSnapshot } from './model-types.js';
 
 /** Every ENI and address with owner, tags and status, as leak audits and benchmarks read it. */
-export function inventoryOf(model: CloudModel): Inventory {
+export function inventoryOf(model: CloudState): Inventory {
   const networkInterfaces: Inventory['networkInterfaces'] = [];
   const ipAddresses: Inventory['ipAddresses'] = [];
   for (const eni of model.listEnis()) {
@@ -41,7 +41,7 @@ export function inventoryOf(model: CloudModel): Inventory {
 }
 
 /** The whole cloud state as JSON; pending transitions are stored with the time they still need. */
-export function snapshotOf(model: CloudModel): StateSnapshot {
+export function snapshotOf(model: CloudState): StateSnapshot {
   const enis = [...model.listEnis()];
   const now = model.now();
   return {

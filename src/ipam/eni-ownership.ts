@@ -1,5 +1,5 @@
 import { cloneNetworkInterfaces, ipEntries, isIdle } from './eni-records.js';
-import type { CloudEni } from './openapi-merge.js';
+import type { CloudEni } from './cloud-eni.js';
 import { sortedKeys } from './node-model.js';
 import type { EniSpec, EniTag, NetworkInterface, NetworkInterfaces } from './node-model.js';
 

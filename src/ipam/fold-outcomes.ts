@@ -5,7 +5,7 @@ import { cloneNetworkInterfaces } from './eni-records.js';
 import { sortedKeys } from './node-model.js';
 import type { IpFamily, NetworkInterfaces } from './node-model.js';
 import { eniFromCloud } from './openapi-merge.js';
-import type { CloudEni, VSwitchCidrs } from './openapi-merge.js';
+import type { CloudEni, VSwitchCidrs } from './cloud-eni.js';
 
 /**
  * Records addresses the cloud just assigned to an ENI as `Valid` and idle (the reference's `addIPToMap`): an

@@ -8,6 +8,7 @@ export * from './rfc3339.js';
 export * from './eni-records.js';
 export * from './pod-demand.js';
 export * from './local-pool.js';
+export * from './cloud-eni.js';
 export * from './openapi-merge.js';
 export * from './vswitch-choice.js';
 export * from './eni-plan.js';

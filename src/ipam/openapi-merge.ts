@@ -1,33 +1,8 @@
 import { cloneNetworkInterfaces, ipEntries, isIdle } from './eni-records.js';
+import type { CloudEni, VSwitchCidrs } from './cloud-eni.js';
 import { isUnschedulableInCloud } from './eni-ownership.js';
 import { sortedKeys } from './node-model.js';
 import type { EniSpec, IpEntry, IpFamily, NetworkInterface, NetworkInterfaces } from './node-model.js';
-
-/** One ENI as ECS `DescribeNetworkInterfaces` reports it, reduced to what the CR keeps. */
-export interface CloudEni {
-  eniId: string;
-  status: string;
-  type: string;
-  trafficMode: string;
-  macAddress: string;
-  vSwitchId: string;
-  securityGroupIds: string[];
-  primaryIp: string;
-  ipv4: { ip: string; primary: boolean }[];
-  ipv6: string[];
-  /** The instance the ENI is attached to, when the cloud says (absent or empty: not attached). */
-  instanceId?: string;
-  /** The ENI's tags, when the cloud says. */
-  tags?: Record<string, string>;
-  /** When the cloud created it (RFC 3339), when the cloud says. */
-  creationTime?: string;
-}
-
-/** CIDRs of a vSwitch, copied into each ENI so the daemon can derive the gateway. */
-export interface VSwitchCidrs {
-  ipv4Cidr?: string;
-  ipv6Cidr?: string;
-}
 
 function ipMapFrom(entries: readonly { ip: string; primary: boolean }[]): Record<string, IpEntry> {
   const map: Record<string, IpEntry> = {};

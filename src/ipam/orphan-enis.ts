@@ -1,4 +1,4 @@
-import type { CloudEni } from './openapi-merge.js';
+import type { CloudEni } from './cloud-eni.js';
 import { parseRfc3339 } from './rfc3339.js';
 
 /** Why the janitor leaves an eniflow-created ENI alone. */

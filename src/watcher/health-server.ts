@@ -6,7 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { listenOn, serveMetrics } from '../http-endpoint.js';
 import type { Logger } from '../logger.js';
 import type { IpamGauges, NodeWaiting } from './ipam-gauges.js';
-import type { WatcherMetrics } from './main.js';
+import type { WatcherMetrics } from './watcher-metrics.js';
 
 /** What the health server reads from a running watcher. */
 export interface HealthSource {

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { ConfigError, warnDeprecatedVariables } from '../config.js';
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
 import { ResourceInformer } from '../kube/resource-informer.js';
-import type { ChangeOrigin, InformerCounters } from '../kube/resource-informer.js';
+import type { ChangeOrigin } from '../kube/resource-informer.js';
 import { abortOptions } from '../kube-request.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
@@ -23,7 +23,6 @@ import type { NodeChange } from './coalescer.js';
 import { startHealthServer } from './health-server.js';
 import type { HealthSource } from './health-server.js';
 import { LeaderElector } from './leader-elector.js';
-import type { LeaderCounters } from './leader-elector.js';
 import {
   coreNodeChange,
   coreNodeView,
@@ -35,28 +34,20 @@ import {
 } from './relevant-changes.js';
 import type { NodeCrObject } from './relevant-changes.js';
 import { SignalDispatcher } from './signal-dispatcher.js';
-import type { SignalCounters } from './signal-dispatcher.js';
 import { ipamGauges } from './ipam-gauges.js';
 import type { IpamGauges } from './ipam-gauges.js';
 import { loadWatcherConfig, WATCHER_METRICS_DEFAULTS } from './watcher-config.js';
 import type { WatcherConfig } from './watcher-config.js';
+import type { WatcherMetrics } from './watcher-metrics.js';
 import { TemporalWorkflowGateway } from './workflow-gateway.js';
 import type { WorkflowGateway } from './workflow-gateway.js';
 
 export { loadWatcherConfig, WATCHER_ENV } from './watcher-config.js';
 export type { WatcherConfig } from './watcher-config.js';
+export type { WatcherMetrics } from './watcher-metrics.js';
 
 /** Only pods bound to a node matter; the apiserver filters the rest out of both list and watch. */
 export const BOUND_PODS_FIELD_SELECTOR = 'spec.nodeName!=';
-
-/** What a running watcher reports, for tests and (later) Prometheus. */
-export interface WatcherMetrics extends SignalCounters {
-  /** Nodes the start sweep still owes a signal. */
-  sweepPending: number;
-  isLeader: boolean;
-  leader: LeaderCounters;
-  informers: { pods: InformerCounters; nodeCrs: InformerCounters; coreNodes: InformerCounters };
-}
 
 /** A running watcher. */
 export interface WatcherHandle {

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 
 import { DEFAULT_NODE_SETTINGS, IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
 import type { IpamState, NodeIpamSettings } from '../workflows/messages.js';
-import { DEFAULT_JANITOR_SETTINGS } from '../workflows/janitor-settings.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
 import {
   JANITOR_WORKFLOW_ID,
@@ -12,7 +12,7 @@ import {
   NODE_NAME_SEARCH_ATTRIBUTE,
   NODE_WORKFLOW_TYPE,
   nodeWorkflowId,
-} from '../workflows/workflow-ids.js';
+} from '../shared/workflow-ids.js';
 import type { NodeSignal } from './coalescer.js';
 
 /** The watcher's one way into Temporal: wake (and if needed start) a node's workflow. */

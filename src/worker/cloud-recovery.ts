@@ -4,7 +4,7 @@ import type { ConnectionLike } from '@temporalio/client';
 import type { EcsFailure } from '../activities/ecs/ecs-errors.js';
 import type { Logger } from '../logger.js';
 import { reconcileSignal } from '../workflows/messages.js';
-import { NODE_WORKFLOW_TYPE } from '../workflows/workflow-ids.js';
+import { NODE_WORKFLOW_TYPE } from '../shared/workflow-ids.js';
 
 /** Failures that end on their own (the cloud recovers): the only ones whose end is worth telling other nodes. */
 const TRANSIENT = new Set(['EcsTransient', 'EcsThrottled', 'EcsUnknown']);

@@ -5,7 +5,7 @@ import type { ActivityInterceptors, LogEntry, LogLevel, RuntimeOptions } from '@
 
 import { attemptWillBeRetried } from '../activities/activity-log.js';
 import type { Logger } from '../logger.js';
-import { nodeNameOfWorkflowId } from '../workflows/workflow-ids.js';
+import { nodeNameOfWorkflowId } from '../shared/workflow-ids.js';
 
 type PinoLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 

@@ -15,8 +15,8 @@ import { planOrphanEnis } from '../ipam/index.js';
 import type { OrphanEniPlan } from '../ipam/index.js';
 import type { Activities } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
-import { DEFAULT_JANITOR_SETTINGS } from './janitor-settings.js';
-import type { JanitorSettings } from './janitor-settings.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
+import type { JanitorSettings } from '../shared/janitor-settings.js';
 import { metricsSink } from './metrics-sinks.js';
 
 const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);

@@ -1,5 +1,5 @@
 /**
- * eniflow survives its Temporal server going away (issue 13): a dev server keeping its state in a SQLite file is
+ * eniflow survives its Temporal server going away: a dev server keeping its state in a SQLite file is
  * SIGKILLed in the middle of a pod burst and started again on the same port and file. The worker process and the
  * watcher keep running through it; every pod gets its IP, the node workflows carry on in the same runs, and the audit
  * finds nothing leaked, without a janitor pass.
@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
-import { nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { assertCleanAudit, formatAudit } from '../support/audit.js';
 import { startChaosCluster } from '../support/chaos-cluster.js';
 import type { ChaosCluster } from '../support/chaos-cluster.js';

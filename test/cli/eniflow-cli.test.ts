@@ -26,7 +26,7 @@ import {
   IPAM_STATE_SEARCH_ATTRIBUTE,
   JANITOR_WORKFLOW_TYPE,
   nodeWorkflowId,
-} from '../../src/workflows/workflow-ids.js';
+} from '../../src/shared/workflow-ids.js';
 import { TEST_SETTINGS, allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
 

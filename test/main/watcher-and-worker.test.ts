@@ -14,7 +14,7 @@ import type { WatcherHandle } from '../../src/watcher/main.js';
 import { startWorker } from '../../src/worker/main.js';
 import type { RunningWorker } from '../../src/worker/main.js';
 import { gcUpdate } from '../../src/workflows/messages.js';
-import { nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { DEMO, startEmulatorHarness } from '../support/ecs-emulator.js';
 import type { EmulatorHarness } from '../support/ecs-emulator.js';
 import {

@@ -29,7 +29,7 @@ import { runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow, JanitorReport } from '../../src/workflows/janitor-workflow.js';
 import { stateQuery } from '../../src/workflows/messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from '../../src/workflows/messages.js';
-import { JANITOR_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { JANITOR_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { auditCluster, auditProblems, formatAudit } from './audit.js';
 import type { AuditReport } from './audit.js';
 import { DEMO, startEmulatorHarness } from './ecs-emulator.js';

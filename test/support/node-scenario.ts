@@ -26,7 +26,7 @@ import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { NodeWorkflowState } from '../../src/workflows/messages.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
 import type { NodeIpamSettings } from '../../src/workflows/messages.js';
-import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { DEMO, startEmulatorHarness } from './ecs-emulator.js';
 import type { EmulatorHarness } from './ecs-emulator.js';
 import {

@@ -9,7 +9,7 @@ import { pollUntil } from '../../scripts/lib/poll-until.js';
 import type { WatcherConfig } from '../../src/watcher/main.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import type { ReconcileReason } from '../../src/workflows/messages.js';
-import { nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { uniqueName } from '../support/kube-env.js';
 
 export interface TestWatcherConfigInput {

@@ -19,7 +19,7 @@ import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-var
 import { runWatcher } from '../../src/watcher/main.js';
 import type { WatcherConfig, WatcherHandle } from '../../src/watcher/main.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
-import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import {
   NODE_CR_RESOURCE,
   createCoreNode,

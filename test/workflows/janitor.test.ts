@@ -1,5 +1,5 @@
 /**
- * The orphan-ENI janitor (issue 13) on the real Temporal dev server and kube-apiserver, the ECS emulator through the
+ * The orphan-ENI janitor on the real Temporal dev server and kube-apiserver, the ECS emulator through the
  * real SDK: a dry run only reports; a real run deletes exactly the eniflow-created ENIs that are Available, known
  * to no Node CR and older than the grace period, with an Event for each, and never one a CR knows, one that is
  * attached, a young one, or one eniflow did not create.
@@ -13,7 +13,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { janitorReportQuery, runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow } from '../../src/workflows/janitor-workflow.js';
-import { JANITOR_WORKFLOW_TYPE } from '../../src/workflows/workflow-ids.js';
+import { JANITOR_WORKFLOW_TYPE } from '../../src/shared/workflow-ids.js';
 import { DEMO } from '../support/ecs-emulator.js';
 import { NODE_CR_RESOURCE } from '../support/kube-env.js';
 import { demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';

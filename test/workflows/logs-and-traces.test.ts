@@ -14,7 +14,7 @@ import { createLogger } from '../../src/logger.js';
 import { installTemporalRuntime } from '../../src/worker/main.js';
 import { startTracing } from '../../src/worker/tracing.js';
 import type { WorkerTracing } from '../../src/worker/tracing.js';
-import { nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
 import type { ScenarioEnv } from '../support/node-scenario.js';
 

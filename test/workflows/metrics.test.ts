@@ -24,7 +24,7 @@ import type { RunningWorker } from '../../src/worker/main.js';
 import { workerMetrics } from '../../src/worker/metrics.js';
 import { runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow } from '../../src/workflows/janitor-workflow.js';
-import { JANITOR_WORKFLOW_TYPE } from '../../src/workflows/workflow-ids.js';
+import { JANITOR_WORKFLOW_TYPE } from '../../src/shared/workflow-ids.js';
 import { uniqueName } from '../support/kube-env.js';
 import {
   allBound,

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { reconcileSignal } from '../../src/workflows/messages.js';
-import { NODE_NAME_SEARCH_ATTRIBUTE } from '../../src/workflows/workflow-ids.js';
+import { NODE_NAME_SEARCH_ATTRIBUTE } from '../../src/shared/workflow-ids.js';
 import { DEMO, demoFixtureWithTinyVSwitch } from '../support/ecs-emulator.js';
 import { deleteNodeCr } from '../support/kube-env.js';
 import {

@@ -1,7 +1,7 @@
 /**
- * Issue 11, items 1 and 2 on the real servers: a waiting pod's event names the failing call and grows as one series,
- * the core Node carries `ENIOperationsFailing` and the node's events, the node serves its pods soon after the
- * cloud recovers (no signal) and says `Recovered`; a blocked vSwitch shows in `state` and a resync lifts it.
+ * Events that tell the truth, on the real servers: a waiting pod's event names the failing call and grows as one
+ * series, the core Node carries `ENIOperationsFailing` and the node's events, the node serves its pods soon after
+ * the cloud recovers (no signal) and says `Recovered`; a blocked vSwitch shows in `state` and a resync lifts it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +13,7 @@ import { resyncSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { NodeIpamSettings } from '../../src/workflows/messages.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
 import { CARRIED_STATE_VERSION } from '../../src/workflows/node/carried-state.js';
-import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/workflows/workflow-ids.js';
+import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { DEMO } from '../support/ecs-emulator.js';
 import {
   createCoreNode,

@@ -8,7 +8,7 @@ import {
   INSTANCE_ID_SEARCH_ATTRIBUTE,
   IPAM_STATE_SEARCH_ATTRIBUTE,
   NODE_NAME_SEARCH_ATTRIBUTE,
-} from '../workflow-ids.js';
+} from '../../shared/workflow-ids.js';
 
 /** Unknown signal names kept for the `state` query. */
 const MAX_IGNORED_SIGNALS = 5;

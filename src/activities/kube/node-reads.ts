@@ -1,0 +1,135 @@
+import { cancellationSignal } from '@temporalio/activity';
+
+import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION, jsonDelta } from '../../ipam/index.js';
+import type { KubeContext } from './kube-context.js';
+import { kubeFailure, statusOf } from './kube-failures.js';
+import {
+  asRecord,
+  boundPodUids,
+  coreNodeSnapshot,
+  crSnapshotOf,
+  nodeRuntimeViewOf,
+  podSnapshotOf,
+} from './node-snapshot.js';
+import type { NodeSnapshot, RawObject } from './node-snapshot.js';
+import { nodeViewDigest, nodeViewOf, NodeViewBases } from './node-view.js';
+import type { NodeViewReply } from './node-view.js';
+
+/** Terway's per-node runtime CR (cluster-scoped, named after the node), written by its daemon since v1.11.3. */
+const NODE_RUNTIME_PLURAL = 'noderuntimes';
+
+/** The reads of a pass: the node's world (live, or from the worker's read cache), and the ENIs every CR lists. */
+export function createNodeReads(ctx: KubeContext) {
+  const { deps, core, custom, call, logFor, getCr } = ctx;
+
+  /**
+   * Reads the node live: the pods from the apiserver's watch cache (`resourceVersion: "0"`), or from etcd when
+   * `consistent` (the worker's own cache was found behind what the watcher saw, so the watch cache may be too).
+   */
+  async function readLive(input: { nodeName: string }, options: { consistent?: boolean } = {}): Promise<NodeSnapshot> {
+    const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
+    const raw = await getCr(input.nodeName);
+    if (raw !== undefined) snapshot.cr = crSnapshotOf(raw);
+    try {
+      const pods = await core.listPodForAllNamespaces(
+        {
+          fieldSelector: `spec.nodeName=${input.nodeName}`,
+          ...(options.consistent === true ? {} : { resourceVersion: '0' }),
+        },
+        call(),
+      );
+      snapshot.pods = pods.items.map(podSnapshotOf);
+    } catch (error) {
+      throw kubeFailure(error, `list pods of ${input.nodeName}`);
+    }
+    await readRuntimeInto(snapshot, raw);
+    try {
+      snapshot.coreNode = coreNodeSnapshot(await core.readNode({ name: input.nodeName }, call()));
+    } catch (error) {
+      if (statusOf(error) !== 404) throw kubeFailure(error, `read Node ${input.nodeName}`);
+    }
+    return snapshot;
+  }
+
+  /** Terway's NodeRuntime, read live (written by the daemon, often absent: one GET, no informer). */
+  async function readRuntimeInto(snapshot: NodeSnapshot, raw: RawObject | undefined): Promise<void> {
+    try {
+      const runtime = (await custom.getClusterCustomObject(
+        {
+          group: NODE_CR_GROUP,
+          version: NODE_CR_VERSION,
+          plural: NODE_RUNTIME_PLURAL,
+          name: snapshot.nodeName,
+        },
+        call(),
+      )) as RawObject;
+      snapshot.nodeRuntime = nodeRuntimeViewOf(runtime, boundPodUids(raw));
+    } catch (error) {
+      if (statusOf(error) !== 404) throw kubeFailure(error, `get NodeRuntime ${snapshot.nodeName}`);
+    }
+  }
+
+  /**
+   * The node from the worker's read cache once it has seen at least `after` (what the watcher saw, what the
+   * workflow last wrote), waiting up to `cacheWaitMs`; live otherwise (no cache, not synced, or still behind).
+   */
+  async function readNode(input: { nodeName: string; after?: Record<string, string> }): Promise<NodeSnapshot> {
+    const cache = deps.readCache;
+    if (cache?.hasSynced() !== true) return readLive(input);
+    const caughtUp = await cache.waitFor(input.after ?? {}, deps.cacheWaitMs ?? 2_000, cancellationSignal());
+    const cached = caughtUp ? cache.read(input.nodeName) : undefined;
+    if (cached === undefined) {
+      logFor(input.nodeName).info({ after: input.after }, 'Read cache behind what the workflow saw; reading live');
+      return readLive(input, { consistent: true });
+    }
+    const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: cached.pods };
+    if (cached.cr !== undefined) snapshot.cr = crSnapshotOf(cached.cr);
+    if (cached.coreNode !== undefined) snapshot.coreNode = cached.coreNode;
+    await readRuntimeInto(snapshot, cached.cr);
+    return snapshot;
+  }
+
+  const bases = new NodeViewBases();
+
+  return {
+    /** Reads the Node CR (validated), the pods bound to the node and the core Node, in one activity. */
+    async readNodeSnapshot(input: { nodeName: string }): Promise<NodeSnapshot> {
+      return readLive(input);
+    },
+
+    /**
+     * The node's {@link NodeView}: only the changes since `base` (the digest of the view the workflow holds) when
+     * this worker still has that view, else in full. An unchanged node costs a digest and an empty list.
+     */
+    async readNodeView(input: {
+      nodeName: string;
+      base?: string;
+      after?: Record<string, string>;
+    }): Promise<NodeViewReply> {
+      const view = nodeViewOf(await readNode(input));
+      const digest = nodeViewDigest(view);
+      const base = input.base === undefined ? undefined : bases.get(input.nodeName, input.base);
+      bases.remember(input.nodeName, digest, view);
+      if (input.base === undefined || base === undefined) return { digest, full: view };
+      return { digest, base: input.base, changes: jsonDelta(base, view) };
+    },
+
+    /** The ids of every ENI any Node CR lists (the janitor never touches those). */
+    async listKnownEniIds(): Promise<string[]> {
+      try {
+        const list = (await custom.listClusterCustomObject(
+          // From the watch cache: the janitor runs rarely and needs no quorum read.
+          { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, resourceVersion: '0' },
+          call(),
+        )) as { items?: RawObject[] };
+        const ids = new Set<string>();
+        for (const cr of list.items ?? []) {
+          for (const id of Object.keys(asRecord(cr.status?.['networkInterfaces']))) ids.add(id);
+        }
+        return [...ids].sort();
+      } catch (error) {
+        throw kubeFailure(error, 'list Node CRs');
+      }
+    },
+  };
+}
