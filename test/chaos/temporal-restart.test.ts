@@ -1,5 +1,5 @@
 /**
- * eniflow survives its Temporal server going away (issue 13): a dev server keeping its state in a SQLite file is
+ * eniflow survives its Temporal server going away: a dev server keeping its state in a SQLite file is
  * SIGKILLed in the middle of a pod burst and started again on the same port and file. The worker process and the
  * watcher keep running through it; every pod gets its IP, the node workflows carry on in the same runs, and the audit
  * finds nothing leaked, without a janitor pass.
