@@ -1,5 +1,5 @@
 /**
- * The scale benchmark (issue 10): the whole stack on this machine — Temporal dev server, kube-apiserver, the
+ * The scale benchmark: the whole stack on this machine — Temporal dev server, kube-apiserver, the
  * ECS emulator with cloud-like latency, and the worker and the watcher as separate processes configured as
  * deployed — then N nodes and a burst of P pods per node created through the watcher. Prints pod → IP
  * latency, ECS calls per pod, apiserver requests by verb, history per node, CPU and memory per process, and

@@ -4,8 +4,25 @@
  * conformance driver) and says what it
  * did. Running it again does nothing.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { ensureTools, formatDuration } from './lib/build-tools.js';
-import { CACHE_ROOT } from './lib/tools-config.js';
+import { CACHE_ROOT, REPO_ROOT } from './lib/tools-config.js';
+
+// `npm test` starts here (pretest): say at once, not after the tool builds, when the tests would run on another
+// Node major than .nvmrc's. npm installs that Node for Linux x64/arm64 and macOS x64 (package.json's
+// optionalDependencies); elsewhere (macOS on arm64) it is the Node on PATH.
+const wantedMajor = readFileSync(join(REPO_ROOT, '.nvmrc'), 'utf8').trim();
+if (process.versions.node.split('.')[0] !== wantedMajor) {
+  console.error(
+    `tools: this is Node ${process.version}, the project runs on Node ${wantedMajor} (.nvmrc). \`npm ci\` ` +
+      `installs it on Linux x64/arm64 and macOS x64 and npm scripts run on it; on ${process.platform}-` +
+      `${process.arch}, or outside npm, put a Node ${wantedMajor} first on PATH (e.g. \`nvm install\`, which ` +
+      `reads .nvmrc) and run again.`,
+  );
+  process.exit(1);
+}
 
 const startedAt = Date.now();
 console.log(`tools: cache ${CACHE_ROOT}`);

@@ -8,8 +8,11 @@
  * Exits with the command's exit code; on failure the server logs are kept and their directory printed.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
+import { join } from 'node:path';
 
+import { TEST_LOG_DIR_VAR } from './lib/test-env-vars.js';
 import { describeError, startTestServers } from './lib/test-servers.js';
 import type { TestServers } from './lib/test-servers.js';
 
@@ -42,7 +45,12 @@ if (interrupted !== undefined) {
   process.exit(128 + constants.signals[interrupted]);
 }
 
-const child = spawn(command, args, { stdio: 'inherit', env: { ...process.env, ...servers.env } });
+// The logs of what the tests run in-process go to files here (test/support/test-logs.ts), kept with the servers'.
+const testLogDir = join(servers.runDir, 'test-logs');
+const child = spawn(command, args, {
+  stdio: 'inherit',
+  env: { ...process.env, ...servers.env, [TEST_LOG_DIR_VAR]: testLogDir },
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.removeListener(signal, onEarlySignal);
   // Ctrl-C already reaches the command through the terminal's process group; SIGTERM from a supervisor may not.
@@ -64,7 +72,7 @@ try {
 } catch (error) {
   log(describeError(error));
 }
-if (keepLogs && servers.servers.some((server) => server.startedHere)) {
-  log(`the command failed (exit code ${exitCode}); server logs kept in ${servers.runDir}`);
+if (keepLogs && existsSync(servers.runDir)) {
+  log(`the command failed (exit code ${exitCode}); server and test logs kept in ${servers.runDir}`);
 }
 process.exit(exitCode);

@@ -18,6 +18,12 @@ export const TEST_ENV_VARS = {
   kubeconfig: 'ENIFLOW_TEST_KUBECONFIG',
 } as const;
 
+/**
+ * The directory into which tests write the logs of what they run in-process (test/support/test-logs.ts): set by
+ * `scripts/with-testenv.ts` inside its run directory, which it keeps and names when the tests fail.
+ */
+export const TEST_LOG_DIR_VAR = 'ENIFLOW_TEST_LOG_DIR';
+
 export type TestEnvVarName = (typeof TEST_ENV_VARS)[keyof typeof TEST_ENV_VARS];
 
 /** Reads a variable the test harness must have set, with a message that says how to set it. */

@@ -2,7 +2,7 @@
  * Starts the servers integration tests run against (one of each per test run) and stops them again. Used by
  * `npm run testenv` and `scripts/with-testenv.ts`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -111,8 +111,8 @@ async function stopAll(
   if (failures.length > 0) {
     throw new AggregateError(failures, `could not stop every test server (logs kept in ${runDir})`);
   }
-  // With every server reused, the directory is empty: nothing to keep.
-  if (!keepLogs || running.length === 0) await rm(runDir, { recursive: true, force: true });
+  // With every server reused and no test log written, the directory is empty: nothing to keep.
+  if (!keepLogs || (await readdir(runDir)).length === 0) await rm(runDir, { recursive: true, force: true });
 }
 
 /** `export NAME='value'` lines for a POSIX shell. */

@@ -33,7 +33,7 @@ export interface CachedTool {
 
 /**
  * The Temporal CLI, whose `server start-dev` is the real Temporal server (1.29.1) with the Web UI.
- * v1.5.1 is the newest tag without replace directives, so the newest `go install` can build (temporal.md §2.1).
+ * v1.5.1 is the newest tag without replace directives in its go.mod, which `go install pkg@version` refuses.
  */
 export const TEMPORAL_CLI = {
   name: 'temporal-cli',

@@ -23,8 +23,8 @@ function splitCidr(cidr: string): { address: string; prefixLength: number } {
 }
 
 /**
- * IPv4 addresses of one vSwitch CIDR. The first address and the last three are reserved, as on a real vSwitch
- * (ecs-openapi.md §7.12), so an empty /24 has 252 available. Allocation takes the lowest free address, so the
+ * IPv4 addresses of one vSwitch CIDR. The first address and the last three are reserved, as on a real vSwitch,
+ * so an empty /24 has 252 available. Allocation takes the lowest free address, so the
  * same call sequence always yields the same addresses.
  */
 export class Ipv4AddressPool {

@@ -1,4 +1,7 @@
-/** The error codes the emulator produces, with the HTTP status and message the real ECS/VPC APIs use (ecs-openapi.md §9). */
+/**
+ * The error codes the emulator produces, with the HTTP status and message the real ECS/VPC APIs use
+ * (docs/ecs-emulator.md, "Error codes").
+ */
 export const ERROR_CATALOG = {
   MissingParameter: {
     status: 400,

@@ -5,8 +5,8 @@ interface CachedResult {
 }
 
 /**
- * ClientToken idempotency for CreateNetworkInterface, AssignPrivateIpAddresses and AssignIpv6Addresses
- * (ecs-openapi.md §8): the same token with the same parameters replays the first result; with different
+ * ClientToken idempotency for CreateNetworkInterface, AssignPrivateIpAddresses and AssignIpv6Addresses, as ECS
+ * documents it: the same token with the same parameters replays the first result; with different
  * parameters it is `IdempotentParameterMismatch`. Only successful results are remembered, so a failed call may be
  * retried with its token. Bounded: the oldest tokens are forgotten first.
  */

@@ -25,7 +25,7 @@ export interface FixtureSecurityGroup {
   vpcId: string;
 }
 
-/** An instance type with the ENI limits DescribeInstanceTypes reports (ecs-openapi.md §10). */
+/** An instance type with the ENI limits DescribeInstanceTypes reports. */
 export interface FixtureInstanceType {
   instanceTypeId: string;
   instanceTypeFamily: string;

@@ -1,6 +1,6 @@
 /**
  * Per-action token buckets refilled continuously: `perMinute` calls per minute with a burst of `perMinute`, the
- * same shape as Terway's client-side limiter (terway-controller.md §7.4). Actions without a limit pass freely.
+ * same shape as Terway's client-side limiter. Actions without a limit pass freely.
  */
 export class RateLimiter {
   private limits: Record<string, number> = {};

@@ -3,7 +3,7 @@ import type { ResourceTag } from './model-types.js';
 
 /**
  * Typed reads of an action's decoded query parameters: scalars, `X.N` lists and `Tag.N.Key`/`Tag.N.Value` pairs
- * (ecs-openapi.md §3), with the real `MissingParameter` / `InvalidParameter` errors on bad input.
+ * (the RPC style's flattened query form), with the real `MissingParameter` / `InvalidParameter` errors on bad input.
  */
 export class RequestParams {
   readonly raw: Record<string, string>;

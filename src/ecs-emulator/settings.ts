@@ -11,7 +11,7 @@ export interface TransitionDelays {
   deleteMs: number;
 }
 
-/** API limits that the docs state inconsistently, so they are configurable (ecs-openapi.md §7.6, §7.8). */
+/** API limits that Alibaba Cloud's API reference states inconsistently, so they are configurable. */
 export interface EmulatorLimits {
   /** Most addresses one Assign/Unassign call may add or remove (Terway's batch size is 10). */
   maxIpsPerCall: number;

@@ -12,7 +12,7 @@ export const V2_SIGNATURE_FIELDS = [
   'AccessKeyId',
 ];
 
-/** Encoding used by both signatures: encodeURIComponent plus `! ' ( ) *` (ecs-openapi.md §1.3). */
+/** Encoding used by both signatures (Alibaba Cloud's percent-encoding): encodeURIComponent plus `! ' ( ) *`. */
 function percentEncode(text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

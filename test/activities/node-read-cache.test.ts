@@ -1,5 +1,5 @@
 /**
- * The worker's read cache (issue 10) against the real test kube-apiserver: `readNodeView` answers from the
+ * The worker's read cache against the real test kube-apiserver: `readNodeView` answers from the
  * informers with the same view a live read gives, waits for the cache to have seen what the workflow saw, and reads
  * live when it has not (a frozen cache stands for one that lags). Also the compact status write.
  */

@@ -1,9 +1,9 @@
 /**
- * The chaos test of issue 13: ten nodes, a pod burst and waves of churn, slow creates and attaches, cloud faults
- * (throttling, 5xx, lost responses, two creates lost in a row), the worker process SIGKILLed over twenty times and
- * the Temporal server SIGKILLed once; then one janitor pass and the audit. Every random choice comes from a seeded
- * PRNG (`CHAOS_SEED`, default 13), so a run's plan (what is killed and when, which pods churn) reproduces; the
- * interleaving with the servers' timing does not.
+ * The chaos test (no ENI leaks, whatever crashes): ten nodes, a pod burst and waves of churn, slow creates and
+ * attaches, cloud faults (throttling, 5xx, lost responses, two creates lost in a row), the worker process SIGKILLed
+ * over twenty times and the Temporal server SIGKILLed once; then one janitor pass and the audit. Every random choice
+ * comes from a seeded PRNG (`CHAOS_SEED`, default 13), so a run's plan (what is killed and when, which pods churn)
+ * reproduces; the interleaving with the servers' timing does not.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

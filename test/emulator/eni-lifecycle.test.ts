@@ -94,7 +94,7 @@ describe('ENI lifecycle', () => {
       (await describeEnis({ networkInterfaceId: [eniId] })).networkInterfaceSets?.networkInterfaceSet?.[0]?.status,
       'Detaching',
     );
-    // Re-issuing a detach while Detaching is accepted (ecs-openapi.md §6).
+    // Re-issuing a detach while Detaching is accepted, as by ECS.
     await detach(eniId, DEMO.instanceLargeH);
     await harness.waitForStatus(eniId, 'Available');
     await remove(eniId);
@@ -219,7 +219,7 @@ describe('ENI lifecycle', () => {
     const third = await describeEnis({ vSwitchId: DEMO.vSwitchI, type: 'Secondary', pageNumber: 3, pageSize: 10 });
     assert.equal(third.totalCount, 23);
     assert.equal(third.networkInterfaceSets?.networkInterfaceSet?.length, 3);
-    // MaxResults below 10 is raised to 10 (ecs-openapi.md §7.5).
+    // MaxResults below 10 is raised to 10, as by ECS.
     const clamped = await describeEnis({ vSwitchId: DEMO.vSwitchI, maxResults: 2 });
     assert.equal(clamped.networkInterfaceSets?.networkInterfaceSet?.length, 10);
   });

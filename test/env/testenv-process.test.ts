@@ -43,9 +43,12 @@ describe('npm run testenv', () => {
       const testenv = spawn('npm', ['run', '-s', 'testenv'], {
         cwd: REPO_ROOT,
         detached: true,
-        stdio: ['ignore', 'pipe', 'inherit'],
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
       assert.ok(testenv.pid !== undefined);
+      // Its progress lines go to stderr: kept for the failure message, not echoed into the test output.
+      let stderr = '';
+      testenv.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       // Process groups to kill if the test fails half-way: npm's, then each server's once known.
       const groupsToKill = [testenv.pid];
       try {
@@ -78,6 +81,13 @@ describe('npm run testenv', () => {
         });
         for (const port of ports) assert.equal(await acceptsConnections(port), false, `port ${port} is closed`);
         assert.equal(existsSync(summary.runDir), false, 'the run directory is removed');
+      } catch (error) {
+        throw new Error(
+          `${error instanceof Error ? error.message : String(error)}\n--- npm run testenv stderr ---\n${stderr}`,
+          {
+            cause: error,
+          },
+        );
       } finally {
         for (const group of groupsToKill) {
           try {

@@ -127,7 +127,7 @@ const FULL_SAMPLE = {
 } satisfies DeepRequired<NodeCr>;
 
 /**
- * Schema fields only newer Terway versions write (terway-controller.md §1.6). The model leaves them out on
+ * Schema fields only newer Terway versions write. The model leaves them out on
  * purpose: the validator drops them from the typed copy, and the status write lays the controller's ENIs over the
  * raw CR (`mergeNetworkInterfacesOverRaw`), so they survive every write (test/ipam/status-merge.test.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * The zero-leak audit (issue 13): compares what the cloud (the ECS emulator's inventory and call log) holds with what
+ * The zero-leak audit: compares what the cloud (the ECS emulator's inventory and call log) holds with what
  * the Node CRs and the live pods of a set of nodes say, and lists every disagreement. Any test that drives nodes can
  * end with `assertCleanAudit(await auditCluster(...))`; the chaos test prints the report as well.
  */

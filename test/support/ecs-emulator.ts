@@ -60,7 +60,7 @@ export async function startEmulatorHarness(options: EcsEmulatorOptions = {}): Pr
       protocol: 'http',
       readTimeout: 2_000,
       connectTimeout: 2_000,
-      // No Config.retryOptions: the SDK then sends exactly one attempt (ecs-openapi.md §13.1).
+      // No Config.retryOptions: the SDK then sends exactly one attempt.
       ...overrides,
     });
   const ecs = new Ecs.default(config());

@@ -6,10 +6,12 @@ import { randomUUID } from 'node:crypto';
 
 import { Client, Connection } from '@temporalio/client';
 import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
-import { DefaultLogger, IllegalStateError, NativeConnection, Runtime } from '@temporalio/worker';
+import { IllegalStateError, NativeConnection, Runtime } from '@temporalio/worker';
 
 import type { TEMPORAL_SEARCH_ATTRIBUTES } from '../../scripts/lib/temporal-dev-server.js';
 import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
+
+import { testTemporalLogger } from './test-logs.js';
 
 type RegisteredSearchAttribute = keyof typeof TEMPORAL_SEARCH_ATTRIBUTES;
 
@@ -40,10 +42,11 @@ export interface TemporalTestEnv {
 }
 
 /**
- * The SDK's logger for tests: warnings and errors only, since per-task INFO lines would bury the test output.
- * Also passed to bundleWorkflowCode, whose webpack summary is INFO.
+ * The SDK's logger for tests: warnings and errors only, since per-task INFO lines would bury anything, written to the
+ * test log directory (test/support/test-logs.ts), or to the terminal with TEST_LOG_LEVEL. Also passed to
+ * bundleWorkflowCode, whose webpack summary is INFO.
  */
-export const quietTemporalLogger = new DefaultLogger('WARN');
+export const quietTemporalLogger = testTemporalLogger();
 
 /** Installs the SDK runtime with {@link quietTemporalLogger}, unless the test file installed its own first. */
 function installQuietRuntime(): void {

@@ -34,6 +34,7 @@ import {
 import type { KubeTestClients } from '../support/kube-env.js';
 import { SEARCH_ATTRIBUTE_KEYS, connectTemporalTestEnv, uniqueTaskQueue } from '../support/temporal-env.js';
 import type { TemporalTestEnv } from '../support/temporal-env.js';
+import { testLogger } from '../support/test-logs.js';
 import {
   podChangeTotals,
   reasonWords,
@@ -88,6 +89,7 @@ async function startWatcher(input: {
   const watcher = await runWatcher(config, {
     kubeConfig: input.kubeConfig ?? kube.kubeConfig,
     temporalClient: temporal.client,
+    logger: testLogger('watcher', config.logLevel),
   });
   watchers.push(watcher);
   return watcher;

@@ -73,7 +73,7 @@ function sdkConfig(
     // Without a credential the SDK sends nothing and fails with InvalidCredentials; the chain must be explicit.
     sdk.credential = new Credential.default();
   }
-  // No retryOptions: the SDK then makes exactly one attempt and Temporal owns retries (ecs-openapi.md §13.1).
+  // No retryOptions: the SDK then makes exactly one attempt and Temporal owns retries.
   return sdk;
 }
 

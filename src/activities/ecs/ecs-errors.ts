@@ -102,7 +102,7 @@ function stringField(err: unknown, name: string): string | undefined {
 }
 
 /**
- * Classifies anything an SDK call threw (ecs-openapi.md §5): API errors by their `code`, transport errors by
+ * Classifies anything an SDK call threw: API errors by their `code`, transport errors by
  * `code`/`name`, anything else (a non-JSON gateway page, a malformed body) as transient. Never throws.
  */
 export function classifyEcsError(input: { operation: EcsOperation; error: unknown }): EcsFailure {

@@ -18,7 +18,7 @@ export const ECS_OPERATIONS = [
 export type EcsOperation = (typeof ECS_OPERATIONS)[number];
 
 /**
- * Calls per minute per operation, Terway's client-side defaults (terway-controller.md §7.4), each with its own
+ * Calls per minute per operation, Terway's client-side defaults, each with its own
  * bucket: the Unassign* calls and DescribeVSwitches get their own keys here, unlike the seed.
  */
 export const DEFAULT_CALLS_PER_MINUTE: Readonly<Record<EcsOperation, number>> = {

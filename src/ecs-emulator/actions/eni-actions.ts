@@ -76,7 +76,7 @@ function deleteNetworkInterface({ params, model }: ActionContext): Record<string
   return {};
 }
 
-/** The DescribeNetworkInterfaces filters (ecs-openapi.md §7.5); every given filter must match. */
+/** The DescribeNetworkInterfaces filters; every given filter must match. */
 function buildEniFilter(context: ActionContext): (eni: EniRecord) => boolean {
   const { params } = context;
   const ids = params.list('NetworkInterfaceId');

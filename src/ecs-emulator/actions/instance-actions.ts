@@ -16,7 +16,7 @@ function describeInstanceTypes({ params, model }: ActionContext): Record<string,
       (families.length === 0 || families.includes(type.instanceTypeFamily)),
   );
   const indexed = types.map((type, index) => ({ type, index }));
-  // Since 2023-11-15 at most 100 per page (ecs-openapi.md §7.13).
+  // Since 2023-11-15 the real API returns at most 100 per page.
   const page = pageItems({
     items: indexed,
     keyOf: (item) => item.index,

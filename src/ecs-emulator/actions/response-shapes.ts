@@ -3,7 +3,7 @@ import type { FixtureInstanceType } from '../fixture.js';
 
 /**
  * The PascalCase wire form of an ENI, with the XML-derived wrapper nesting the SDK expects
- * (`PrivateIpSets.PrivateIpSet[]`, `Tags.Tag[]{TagKey,TagValue}`, …; ecs-openapi.md §4.3, §7.5).
+ * (`PrivateIpSets.PrivateIpSet[]`, `Tags.Tag[]{TagKey,TagValue}`, …), as the real API returns it.
  */
 export function eniToWire(eni: EniRecord, ownerId: string): Record<string, unknown> {
   const privateIpSet = [{ PrivateIpAddress: eni.primaryIp, Primary: true }];
