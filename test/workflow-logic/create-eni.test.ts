@@ -34,10 +34,11 @@ function stepsOn(node: StubNode, eniId: string): string[] {
     );
 }
 
-/** Every ENI id any status write mentioned, with the statuses it was written with. */
+/** Every ENI id a landed status write mentioned, with the statuses it was written with (`<removed>`: dropped). */
 function writtenStatuses(node: StubNode): Map<string, string[]> {
   const seen = new Map<string, string[]>();
-  for (const write of node.callsOf('writeNodeStatusChanges')) {
+  const landed = node.callsOf('writeNodeStatusChanges').filter((call) => call.doneSeq !== undefined && !call.failed);
+  for (const write of landed) {
     for (const change of write.input.eniChanges) {
       const [eniId, field] = change.path;
       if (eniId === undefined) continue;

@@ -2,7 +2,7 @@
  * Runs the real node workflow on the Temporal dev server against a {@link StubNode}: one worker per test on its own
  * task queue, with the workflow bundled once per file and the stub activities in place of the real ones.
  */
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
@@ -44,7 +44,7 @@ export const FAST_SETTINGS: Partial<NodeIpamSettings> = {
   daemonWaitEventAfterMs: 3_600_000,
 };
 
-export type NodeWorkflowHandle = WorkflowHandle<typeof nodeIpamWorkflow>;
+export type NodeWorkflowHandle = WorkflowHandleWithFirstExecutionRunId<typeof nodeIpamWorkflow>;
 
 /**
  * Starts a worker serving the stub's activities and the node workflow (started with no signal, as a new node's

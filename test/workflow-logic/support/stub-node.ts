@@ -189,6 +189,13 @@ function crEntryOf(cloud: CloudEni, pods: readonly (string | null)[]): NetworkIn
 
 const clone = <T>(value: T): T => structuredClone(value);
 
+/** The core Node conditions the snapshot carries, by condition type. */
+const CONDITION_FIELDS: Partial<Record<string, 'sufficientIp' | 'ipamConfigValid' | 'eniOperationsFailing'>> = {
+  SufficientIP: 'sufficientIp',
+  IPAMConfigValid: 'ipamConfigValid',
+  ENIOperationsFailing: 'eniOperationsFailing',
+};
+
 export class StubNode {
   readonly nodeName: string;
   readonly instanceId: string;
@@ -393,7 +400,12 @@ export class StubNode {
           this.cr.status = clone(input.status) as Record<string, unknown>;
           return this.written();
         }),
-      patchNodeCondition: (input) => this.run('patchNodeCondition', input, () => undefined),
+      patchNodeCondition: (input) =>
+        this.run('patchNodeCondition', input, () => {
+          // What the next read of the core Node shows (a strategic merge keyed by type, as the apiserver does).
+          const field = CONDITION_FIELDS[input.condition.type];
+          if (field !== undefined) this.coreNode[field] = { ...input.condition };
+        }),
       recordEvent: (input) => this.run('recordEvent', input, () => undefined),
       removeNodeFinalizer: (input) => this.run('removeNodeFinalizer', input, () => ({ removed: false })),
       listKnownEniIds: unused('listKnownEniIds'),
