@@ -1,6 +1,7 @@
 /**
- * `tsx scripts/with-testenv.ts <command...>`: runs a command (usually the integration tests) against one set
- * of test servers shared by every test file.
+ * `tsx scripts/with-testenv.ts [--only=<server>,...] <command...>`: runs a command (usually the integration tests)
+ * against one set of test servers shared by every test file. `--only=temporal` starts just the named servers (names
+ * from TEST_SERVER_DEFINITIONS: `temporal`, `kube-apiserver`), for suites that need no other.
  *
  * Node 20's test runner has no global setup hook and runs each file in its own process, so the servers are
  * started here, their addresses passed down in ENIFLOW_TEST_* variables, and stopped once the command exits.
@@ -13,16 +14,27 @@ import { constants } from 'node:os';
 import { join } from 'node:path';
 
 import { TEST_LOG_DIR_VAR } from './lib/test-env-vars.js';
-import { describeError, startTestServers } from './lib/test-servers.js';
+import { TEST_SERVER_DEFINITIONS, describeError, startTestServers } from './lib/test-servers.js';
 import type { TestServers } from './lib/test-servers.js';
 
 const log = (line: string): void => {
   console.error(`with-testenv: ${line}`);
 };
 
-const [command, ...args] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const only = argv[0]?.startsWith('--only=') === true ? argv.shift()?.slice('--only='.length).split(',') : undefined;
+const [command, ...args] = argv;
 if (command === undefined) {
-  log('usage: tsx scripts/with-testenv.ts <command> [args...]');
+  log('usage: tsx scripts/with-testenv.ts [--only=<server>,...] <command> [args...]');
+  process.exit(2);
+}
+const definitions =
+  only === undefined ? TEST_SERVER_DEFINITIONS : TEST_SERVER_DEFINITIONS.filter(({ name }) => only.includes(name));
+const unknown = (only ?? []).filter((name) => !TEST_SERVER_DEFINITIONS.some((definition) => definition.name === name));
+if (unknown.length > 0 || definitions.length === 0) {
+  log(
+    `unknown server(s) in --only: ${unknown.join(', ') || '(none given)'}; known: ${TEST_SERVER_DEFINITIONS.map(({ name }) => name).join(', ')}`,
+  );
   process.exit(2);
 }
 
@@ -35,7 +47,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal
 
 let servers: TestServers;
 try {
-  servers = await startTestServers({ log, reuseFrom: process.env });
+  servers = await startTestServers({ log, reuseFrom: process.env, definitions });
 } catch (error) {
   log(describeError(error));
   process.exit(1);

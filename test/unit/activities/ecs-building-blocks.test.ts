@@ -3,11 +3,11 @@ import { describe, it } from 'node:test';
 
 import { ClientError, ServerError, ThrottlingError } from '@alicloud/openapi-core';
 
-import { classifyEcsError } from '../../src/activities/ecs/ecs-errors.js';
-import type { EcsFailureType } from '../../src/activities/ecs/ecs-errors.js';
-import { DEFAULT_CALLS_PER_MINUTE } from '../../src/activities/ecs/ecs-operations.js';
-import { EcsRateLimiter } from '../../src/activities/ecs/rate-limiter.js';
-import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
+import { classifyEcsError } from '../../../src/activities/ecs/ecs-errors.js';
+import type { EcsFailureType } from '../../../src/activities/ecs/ecs-errors.js';
+import { DEFAULT_CALLS_PER_MINUTE } from '../../../src/activities/ecs/ecs-operations.js';
+import { EcsRateLimiter } from '../../../src/activities/ecs/rate-limiter.js';
+import { VSwitchCache } from '../../../src/activities/ecs/vswitch-cache.js';
 
 function sdkError(kind: 'client' | 'server' | 'throttling', code: string, extra: Record<string, unknown> = {}): Error {
   const init = { code, message: `${code}: boom`, statusCode: 400, requestId: 'REQ-1', data: {}, ...extra };

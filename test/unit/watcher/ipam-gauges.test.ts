@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 
 import type { V1Pod } from '@kubernetes/client-node';
 
-import { ipamGauges } from '../../src/watcher/ipam-gauges.js';
-import { nodeCrView, podView } from '../../src/watcher/relevant-changes.js';
-import type { NodeCrObject } from '../../src/watcher/relevant-changes.js';
+import { ipamGauges } from '../../../src/watcher/ipam-gauges.js';
+import { nodeCrView, podView } from '../../../src/watcher/relevant-changes.js';
+import type { NodeCrObject } from '../../../src/watcher/relevant-changes.js';
 
 const NOW = Date.parse('2026-12-03T10:00:00Z');
 const minutesAgo = (minutes: number): Date => new Date(NOW - minutes * 60_000);

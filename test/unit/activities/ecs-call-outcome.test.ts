@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ecsCallOutcome } from '../../src/worker/metrics.js';
-import type { EcsCallOutcome } from '../../src/worker/metrics.js';
-import type { EcsFailureType } from '../../src/activities/ecs/ecs-errors.js';
-import type { EcsOperation } from '../../src/activities/ecs/ecs-operations.js';
+import { ecsCallOutcome } from '../../../src/worker/metrics.js';
+import type { EcsCallOutcome } from '../../../src/worker/metrics.js';
+import type { EcsFailureType } from '../../../src/activities/ecs/ecs-errors.js';
+import type { EcsOperation } from '../../../src/activities/ecs/ecs-operations.js';
 
 const TABLE: { operation: EcsOperation; code: string; failureType?: EcsFailureType; expected: EcsCallOutcome }[] = [
   { operation: 'CreateNetworkInterface', code: 'OK', expected: 'success' },

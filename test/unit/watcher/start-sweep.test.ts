@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 
-import { createLogger } from '../../src/logger.js';
-import type { NodeSignal } from '../../src/watcher/coalescer.js';
-import { SignalDispatcher } from '../../src/watcher/signal-dispatcher.js';
-import { StartSweep } from '../../src/watcher/start-sweep.js';
-import { loadWatcherConfig } from '../../src/watcher/watcher-config.js';
+import { createLogger } from '../../../src/logger.js';
+import type { NodeSignal } from '../../../src/watcher/coalescer.js';
+import { SignalDispatcher } from '../../../src/watcher/signal-dispatcher.js';
+import { StartSweep } from '../../../src/watcher/start-sweep.js';
+import { loadWatcherConfig } from '../../../src/watcher/watcher-config.js';
 
 describe('StartSweep', () => {
   it('hands one node on at once, then nodesPerSecond on average, in name order, each once', () => {

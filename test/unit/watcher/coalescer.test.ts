@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ConfigError } from '../../src/config.js';
-import { Coalescer } from '../../src/watcher/coalescer.js';
+import { ConfigError } from '../../../src/config.js';
+import { Coalescer } from '../../../src/watcher/coalescer.js';
 import {
   coreNodeChange,
   coreNodeView,
@@ -11,9 +11,9 @@ import {
   podChange,
   podView,
   stableJson,
-} from '../../src/watcher/relevant-changes.js';
-import { loadWatcherConfig } from '../../src/watcher/watcher-config.js';
-import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
+} from '../../../src/watcher/relevant-changes.js';
+import { loadWatcherConfig } from '../../../src/watcher/watcher-config.js';
+import { DEFAULT_NODE_SETTINGS } from '../../../src/workflows/messages.js';
 
 describe('Coalescer', () => {
   it('merges a burst on one node into one signal with pod counts, once the node is quiet for the window', () => {

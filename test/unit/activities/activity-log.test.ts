@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 
 import { ApplicationFailure } from '@temporalio/common';
 
-import { attemptWillBeRetried } from '../../src/activities/activity-log.js';
+import { attemptWillBeRetried } from '../../../src/activities/activity-log.js';
 
 const info = (overrides: Partial<Parameters<typeof attemptWillBeRetried>[0]> = {}) => ({
   attempt: 1,

@@ -13,8 +13,8 @@ import {
   loadTemporalConnectionConfig,
   loadWorkerConfig,
   warnDeprecatedVariables,
-} from '../../src/config.js';
-import type { TemporalConnectionConfig } from '../../src/config.js';
+} from '../../../src/config.js';
+import type { TemporalConnectionConfig } from '../../../src/config.js';
 
 let dir: string;
 const files = { ca: '', crt: '', key: '', toml: '' };
