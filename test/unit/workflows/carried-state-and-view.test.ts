@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { noteFailure } from '../../../src/ipam/index.js';
+import {
+  CARRIED_STATE_VERSION,
+  carryState,
+  newCarriedState,
+  upgradeCarriedState,
+} from '../../../src/workflows/node/carried-state.js';
+import type { CarriedState } from '../../../src/workflows/node/carried-state.js';
+import {
+  blockedVSwitchesOf,
+  buildNodeView,
+  gcDeferral,
+  initialPassSummary,
+  stuckOnOf,
+} from '../../../src/workflows/node/node-view.js';
+
+const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
+
+describe('carried state', () => {
+  it('brings version 2 forward: failing operations become the failure ledger', () => {
+    const v2 = {
+      ...newCarriedState(),
+      version: 2,
+      failingOperations: {
+        'AttachNetworkInterface/ServiceUnavailable': {
+          operation: 'AttachNetworkInterface',
+          code: 'ServiceUnavailable',
+          type: 'EcsTransient',
+          attempts: 3,
+          sinceMs: T0,
+          lastMs: T0 + 1,
+        },
+      },
+    } as CarriedState;
+    const upgraded = upgradeCarriedState(v2);
+    assert.equal(upgraded.version, CARRIED_STATE_VERSION);
+    assert.equal('failingOperations' in upgraded, false);
+    assert.deepEqual(upgraded.failures?.['AttachNetworkInterface/ServiceUnavailable']?.sinceMs, T0);
+    assert.equal(upgraded.failures?.['AttachNetworkInterface/ServiceUnavailable']?.message, '');
+  });
+
+  it('keeps a newer release’s version when it hands the state on (a rollback does not relabel it)', () => {
+    const newer = { ...newCarriedState(), version: CARRIED_STATE_VERSION + 1 };
+    assert.equal(carryState(upgradeCarriedState(newer)).version, CARRIED_STATE_VERSION + 1);
+    assert.equal(carryState(upgradeCarriedState({ ...newer, version: 1 })).version, CARRIED_STATE_VERSION);
+  });
+
+  it('hands on a copy: later changes to the run’s state do not reach the carried one', () => {
+    const state = newCarriedState();
+    const carried = carryState(state);
+    state.eventTimes['k'] = 1;
+    state.lastErrors.push({ atMs: 1, operation: 'o', type: 't', message: 'm' });
+    assert.deepEqual(carried.eventTimes, {});
+    assert.deepEqual(carried.lastErrors, []);
+  });
+});
+
+describe('the node view', () => {
+  const failing = noteFailure({
+    ledger: {},
+    failure: {
+      operation: 'CreateNetworkInterface',
+      code: 'Forbidden.RAM',
+      type: 'EcsInvalidRequest',
+      attempts: 1,
+      message: 'no permission',
+    },
+    nowMs: T0,
+  });
+
+  it('shows the ledger’s headline as stuckOn, and nothing once the ledger is empty', () => {
+    assert.deepEqual(stuckOnOf({ failures: failing }), {
+      code: 'Forbidden.RAM',
+      since: new Date(T0).toISOString(),
+      operation: 'CreateNetworkInterface',
+      message: 'no permission',
+    });
+    assert.equal(stuckOnOf({}), undefined);
+  });
+
+  it('builds the query view from the last pass, the carried state and the next pass', () => {
+    const state: CarriedState = { ...newCarriedState(), failures: failing, failureStreak: 2, pendingSince: { a: T0 } };
+    const view = buildNodeView({
+      nodeName: 'n1',
+      summary: { ...initialPassSummary(), ipamState: 'Error', lastPassEndMs: T0 + 5_000 },
+      state,
+      pendingOperations: [{ kind: 'createEni', startedAtMs: T0, detail: 'secondary in vsw-a' }],
+      nextPass: { atMs: T0 + 7_000, reason: 'failureBackoff' },
+      ignoredSignals: [{ name: 'gcc', at: 'x' }],
+    });
+    assert.equal(view.ipamState, 'Error');
+    assert.equal(view.stuckOn?.code, 'Forbidden.RAM');
+    assert.deepEqual(view.nextPass, {
+      at: new Date(T0 + 7_000).toISOString(),
+      reason: 'retry after 2 failed pass(es) (backoff)',
+    });
+    assert.equal(view.oldestPendingSince, new Date(T0).toISOString());
+    assert.equal(view.pendingOperations[0]?.startedAt, new Date(T0).toISOString());
+    assert.equal(view.failingOperations?.[0]?.code, 'Forbidden.RAM');
+    assert.deepEqual(view.ignoredSignals, [{ name: 'gcc', at: 'x' }]);
+  });
+
+  it('answers a gc update at once while the node backs off, naming the cause and since when', () => {
+    const view = buildNodeView({
+      nodeName: 'n1',
+      summary: initialPassSummary(),
+      state: { ...newCarriedState(), failures: failing, failureStreak: 3 },
+      pendingOperations: [],
+      nextPass: undefined,
+      ignoredSignals: [],
+    });
+    assert.equal(
+      gcDeferral(view)?.deferred,
+      `GC deferred: node in failure backoff since ${new Date(T0).toISOString()} on Forbidden.RAM ` +
+        '(CreateNetworkInterface) after 3 failed pass(es); it runs with the next pass',
+    );
+    assert.equal(gcDeferral({ ...view, failedPasses: 0 }), undefined);
+  });
+
+  it('lists the blocked vSwitches in id order', () => {
+    assert.deepEqual(
+      blockedVSwitchesOf({
+        'vsw-b': { vSwitchId: 'vsw-b', zoneId: 'z', availableIpCount: 0, ipv4Cidr: '', blockedForMs: 5 },
+        'vsw-a': { vSwitchId: 'vsw-a', zoneId: 'z', availableIpCount: 9, ipv4Cidr: '' },
+        'vsw-0': { vSwitchId: 'vsw-0', zoneId: 'z', availableIpCount: 0, ipv4Cidr: '', blockedForMs: 9 },
+      }),
+      [
+        { vSwitchId: 'vsw-0', blockedForMs: 9 },
+        { vSwitchId: 'vsw-b', blockedForMs: 5 },
+      ],
+    );
+  });
+});
