@@ -148,7 +148,7 @@ export function eniOperationsCondition(input: {
     type: ENI_OPERATIONS_CONDITION_TYPE,
     status,
     reason: notice === undefined ? 'CloudCallsSucceed' : 'CloudCallsFailing',
-    message: notice?.message ?? 'ENI and IP operations succeed',
+    message: notice?.message ?? 'no ENI or IP operation is failing',
     lastHeartbeatTime: now,
     lastTransitionTime: same && existing.lastTransitionTime !== undefined ? existing.lastTransitionTime : now,
   };

@@ -1,9 +1,9 @@
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /**
- * Timeouts and retry policies of every activity, in one place. They mirror Terway's backoffs in spirit
- * (terway-controller.md §9): few tries for create, moderate for IP operations, long polls for status waits.
- * The failure types listed as non-retryable are those a retry cannot fix (see ecs-errors.ts, kube-activities.ts).
+ * Timeouts and retry policies of every activity, in one place. They mirror Terway's ENICreate, ENIIPOps and
+ * WaitENIStatus backoffs in spirit: few tries for create, moderate for IP operations, long polls for status waits.
+ * The failure types listed as non-retryable are those a retry cannot fix (see ecs-errors.ts, kube/kube-failures.ts).
  */
 
 const NON_RETRYABLE_ECS = [
@@ -116,7 +116,7 @@ export const ACTIVITY_POLICIES = {
 } satisfies Record<string, ActivityOptions>;
 
 /**
- * Cheap reads run as local activities (issue 10, small histories): no round trip through the task queue, and one
+ * Cheap reads run as local activities, to keep histories small: no round trip through the task queue, and one
  * marker in history instead of three events and a workflow task of their own. Same retries as their remote
  * counterparts; a retry waiting longer than `localRetryThreshold` becomes a timer.
  */

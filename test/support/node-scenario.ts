@@ -4,6 +4,7 @@
  * plane and daemon would have written (core Node, Node CR), plus pods bound to the node.
  */
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
@@ -338,6 +339,9 @@ export async function startNodeScenario(
   return scenario;
 }
 
+/** gRPC's NOT_FOUND status code: what fetching the history of a workflow never started answers. */
+const GRPC_NOT_FOUND = 5;
+
 /** Where replay tests find recorded histories (test/replay/replay.test.ts). */
 export const HISTORIES_DIR = new URL('../replay/histories/', import.meta.url);
 
@@ -347,7 +351,15 @@ export const HISTORIES_DIR = new URL('../replay/histories/', import.meta.url);
  */
 export async function recordHistoryIfAsked(input: { workflow: WorkflowHandle; name: string }): Promise<void> {
   if (process.env['ENIFLOW_RECORD_HISTORIES'] !== '1') return;
-  const history = await input.workflow.fetchHistory();
+  let history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+  try {
+    history = await input.workflow.fetchHistory();
+  } catch (error) {
+    // A scenario that never started its node's workflow has no history to record.
+    const code: unknown = isGrpcServiceError(error) ? error.code : undefined;
+    if (error instanceof WorkflowNotFoundError || code === GRPC_NOT_FOUND) return;
+    throw error;
+  }
   await mkdir(HISTORIES_DIR, { recursive: true });
   await writeFile(new URL(`${input.name}.json`, HISTORIES_DIR), `${historyToJSON(history)}\n`);
 }

@@ -1,5 +1,5 @@
 /**
- * What outlives a run (issue 13): a new run after continue-as-new takes the next OpenAPI sync time from the CR
+ * What outlives a run: a new run after continue-as-new takes the next OpenAPI sync time from the CR
  * instead of syncing again, clears an `IPAMConfigValid=False` the previous run set once the spec is fixed, and
  * replays with the settings it was started with. Real Temporal dev server and kube-apiserver, the ECS emulator.
  */

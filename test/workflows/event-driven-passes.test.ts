@@ -1,5 +1,5 @@
 /**
- * Cost follows change, not time (issue 10): an idle node's workflow schedules no activity while nothing changes and
+ * Cost follows change, not time: an idle node's workflow schedules no activity while nothing changes and
  * GC has no work, wakes on its own only while GC has work left, and its slow safety net heals a lost signal.
  * Real Temporal dev server and kube-apiserver, the ECS emulator; the timers are shortened so "an hour" is seconds.
  */

@@ -1,5 +1,5 @@
 /**
- * Small histories (issue 10): a pass over a 110-pod node whose pods carry 1 KB of annotations each costs at most
+ * Small histories: a pass over a 110-pod node whose pods carry 1 KB of annotations each costs at most
  * {@link PASS_BUDGET_BYTES} of workflow history, whether nothing changed or one pod came or went; the read activity
  * answers with the changes since the view the workflow holds. Real Temporal dev server and kube-apiserver, the ECS
  * emulator (its demo instance type widened to 8 ENIs × 20 IPs so 110 pods fit).

@@ -16,7 +16,7 @@ import type { eniJanitorWorkflow } from '../../src/workflows/janitor-workflow.js
 import { JANITOR_WORKFLOW_TYPE } from '../../src/shared/workflow-ids.js';
 import { DEMO } from '../support/ecs-emulator.js';
 import { NODE_CR_RESOURCE } from '../support/kube-env.js';
-import { demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
+import { demoNodeSpec, openScenarioEnv, recordHistoryIfAsked, withScenario } from '../support/node-scenario.js';
 import type { ScenarioEnv } from '../support/node-scenario.js';
 
 let env: ScenarioEnv;
@@ -109,6 +109,8 @@ describe('orphan-ENI janitor', () => {
         );
         assert.match(event.message ?? '', new RegExp(`${orphan} .*known to no Node CR`));
         assert.deepEqual((await janitor.query(janitorReportQuery))?.deleted, [orphan]);
+        // The janitor's own history (a dry run, then deletes), for the replay tests.
+        await recordHistoryIfAsked({ workflow: janitor, name: 'janitor-workflow' });
       } finally {
         await janitor.terminate('test finished');
       }

@@ -83,11 +83,17 @@ describe('node IPAM workflow durability', () => {
           { description: 'SufficientIP=False', timeoutMs: 30_000 },
         );
         assert.equal(sufficient.reason, 'InsufficientIP');
-        const events = await env.kube.core.listNamespacedEvent({
-          namespace: 'default',
-          fieldSelector: `involvedObject.name=${scenario.nodeName}`,
-        });
-        assert.ok(events.items.some((e) => e.reason === 'InsufficientIP' && e.type === 'Warning'));
+        // The Warning follows the condition patch in the same pass; the poll may see the condition first.
+        await pollUntil(
+          async () => {
+            const events = await env.kube.core.listNamespacedEvent({
+              namespace: 'default',
+              fieldSelector: `involvedObject.name=${scenario.nodeName}`,
+            });
+            return events.items.some((e) => e.reason === 'InsufficientIP' && e.type === 'Warning') ? true : undefined;
+          },
+          { description: 'the InsufficientIP Warning on the node', timeoutMs: 10_000 },
+        );
         const state = await scenario.state();
         assert.equal(state.ipamState, 'InsufficientIP');
         assert.ok(state.lastErrors.some((e) => e.type === 'EcsVSwitchExhausted' && e.requestId !== undefined));

@@ -24,7 +24,6 @@ import type {
   SpecProblem,
   UnlistedEniReport,
   UnsatisfiedPod,
-  VSwitchInfo,
 } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { NodeIpamSettings } from '../messages.js';
@@ -191,14 +190,8 @@ export class NodeNotices {
     if (patched) this.configConditionFalse = !input.valid;
   }
 
-  /** The vSwitches the worker holds as exhausted: one Event series each. Returns them for the `state` query. */
-  async blockedVSwitches(
-    vSwitches: Record<string, VSwitchInfo>,
-  ): Promise<{ vSwitchId: string; blockedForMs: number }[]> {
-    const blocked = sortedKeys(vSwitches).flatMap((vSwitchId) => {
-      const blockedForMs = vSwitches[vSwitchId]?.blockedForMs;
-      return blockedForMs === undefined ? [] : [{ vSwitchId, blockedForMs }];
-    });
+  /** The vSwitches the worker holds as exhausted: one Event series each. */
+  async blockedVSwitches(blocked: readonly { vSwitchId: string; blockedForMs: number }[]): Promise<void> {
     for (const block of blocked) {
       await this.event({
         type: 'Warning',
@@ -209,7 +202,6 @@ export class NodeNotices {
         series: `VSwitchBlocked:${block.vSwitchId}`,
       });
     }
-    return blocked;
   }
 
   /** What the OpenAPI sync decided about ENIs the instance's listing left out: one Event each. */

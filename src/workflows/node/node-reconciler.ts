@@ -32,7 +32,7 @@ import { GcRequests } from './gc-requests.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, readVSwitches, writeStatusKeepingEnis } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
-import { buildNodeView, initialPassSummary } from './node-view.js';
+import { blockedVSwitchesOf, buildNodeView, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
 import { syncEnisIfDue } from './openapi-sync.js';
 import { OperationTracker } from './operation-tracker.js';
@@ -57,7 +57,6 @@ export class NodeReconciler {
   private readonly reader: NodeReader;
   private readonly notices: NodeNotices;
   private readonly tracker = new OperationTracker();
-  private readonly jitter: number;
   private summary: PassSummary = initialPassSummary();
   /** Scheduling facts of the last pass: GC work left, the due OpenAPI sync, its failure types. */
   private hasPendingWork = false;
@@ -79,7 +78,6 @@ export class NodeReconciler {
     this.settings = { ...DEFAULT_NODE_SETTINGS, ...input.settings };
     this.state = input.carried === undefined ? newCarriedState() : upgradeCarriedState(input.carried);
     this.reader = new NodeReader(input.nodeName);
-    this.jitter = jitterOf(input.nodeName);
     this.passRecord = new PassRecord(this.state);
     this.notices = new NodeNotices({
       nodeName: input.nodeName,
@@ -118,7 +116,7 @@ export class NodeReconciler {
       lastPassEndMs: this.summary.lastPassEndMs ?? 0,
       failureStreak: this.state.failureStreak,
       lastFailureTypes: this.lastFailureTypes,
-      jitter: this.jitter,
+      jitter: jitterOf(this.nodeName),
       settings: this.settings,
       hasPendingWork: this.hasPendingWork,
       lastGcMs: this.state.lastGcMs,
@@ -170,7 +168,8 @@ export class NodeReconciler {
     }
     const failed = end?.failed ?? true;
     record.settle(end?.scope ?? 'threw');
-    if (end?.scope === 'completed' && record.madeCloudCalls() && !this.finished) {
+    // The condition follows the ledger after every completed pass (a no-op unless it changes or is due a heartbeat).
+    if (end?.scope === 'completed' && !this.finished) {
       const ledger = this.state.failures ?? {};
       await this.notices.operationHealth({
         ledger,
@@ -331,21 +330,9 @@ export class NodeReconciler {
     const written = await this.writeStatus({ status, current: node.status ?? {}, enis });
     const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
 
-    // What the pass found, told from the settled ledger.
-    this.passRecord.settle('completed');
-    const ledger = this.state.failures ?? {};
+    // What the pass found: in the query as soon as the CR has it, then told from the settled ledger.
     const failureTypes = allocationFailures.map((step) => step.failure.type);
     const vSwitchExhausted = failureTypes.includes('EcsVSwitchExhausted');
-    this.summary.blockedVSwitches = await this.notices.blockedVSwitches(vSwitches);
-    await this.notices.unlistedEnis(sync.synced ? (this.state.unlistedEnis ?? []) : []);
-    await this.notices.reboundPods({ dropped: local.droppedInvalid, enis });
-    await this.notices.pendingPods({ unsatisfied: served.unsatisfied, isNodeReady: true, plan, failureTypes, ledger });
-    await this.notices.sufficientIp({
-      hasIdleIp: plan.capacity.hasIdleIp,
-      hasAllocatableEni: plan.capacity.hasAllocatableEni && !vSwitchExhausted,
-    });
-    await this.notices.allocationFailed({ failures: allocationFailures, ledger });
-
     const pending = served.unsatisfied.length;
     const awaitingCniDelete = released.awaitingCniDelete.length;
     this.hasPendingWork = hasWorkForGcPeriod({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete });
@@ -358,7 +345,19 @@ export class NodeReconciler {
       enis: { total: Object.keys(enis).length, idleIps: countIdleIps({ enis, family: primaryFamily }) },
       unschedulableEnis: unschedulableEniIds(enis),
       awaitingCniDelete,
+      blockedVSwitches: blockedVSwitchesOf(vSwitches),
     };
+    this.passRecord.settle('completed');
+    const ledger = this.state.failures ?? {};
+    await this.notices.blockedVSwitches(this.summary.blockedVSwitches);
+    await this.notices.unlistedEnis(sync.synced ? (this.state.unlistedEnis ?? []) : []);
+    await this.notices.reboundPods({ dropped: local.droppedInvalid, enis });
+    await this.notices.pendingPods({ unsatisfied: served.unsatisfied, isNodeReady: true, plan, failureTypes, ledger });
+    await this.notices.sufficientIp({
+      hasIdleIp: plan.capacity.hasIdleIp,
+      hasAllocatableEni: plan.capacity.hasAllocatableEni && !vSwitchExhausted,
+    });
+    await this.notices.allocationFailed({ failures: allocationFailures, ledger });
     return { failed, scope: 'completed' };
   }
 

@@ -1,5 +1,5 @@
-import { headlineFailure, NEXT_PASS_REASONS } from '../../ipam/index.js';
-import type { NextPassReason } from '../../ipam/index.js';
+import { headlineFailure, NEXT_PASS_REASONS, sortedKeys } from '../../ipam/index.js';
+import type { NextPassReason, VSwitchInfo } from '../../ipam/index.js';
 import type { GcResult, IpamState, NodeWorkflowState, PendingOperation } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
 
@@ -27,6 +27,16 @@ export function initialPassSummary(): PassSummary {
     awaitingCniDelete: 0,
     blockedVSwitches: [],
   };
+}
+
+/** The vSwitches the worker holds as exhausted, and for how long still. */
+export function blockedVSwitchesOf(
+  vSwitches: Record<string, VSwitchInfo>,
+): { vSwitchId: string; blockedForMs: number }[] {
+  return sortedKeys(vSwitches).flatMap((vSwitchId) => {
+    const blockedForMs = vSwitches[vSwitchId]?.blockedForMs;
+    return blockedForMs === undefined ? [] : [{ vSwitchId, blockedForMs }];
+  });
 }
 
 function iso(ms: number): string {

@@ -63,11 +63,6 @@ export class PassRecord {
     return failed;
   }
 
-  /** Whether the pass reached the cloud: a call succeeded, or one failed with the cloud's own code. */
-  madeCloudCalls(): boolean {
-    return this.succeededCalls > 0 || this.errors.some((step) => step.failure.code !== undefined);
-  }
-
   /** Settles the ledger for what the pass tried (see `settleFailures`). */
   settle(scope: 'completed' | 'stoppedBeforeCloud' | 'threw'): void {
     const settled = settleFailures({ ledger: this.state.failures ?? {}, passStartMs: this.startMs, scope });
