@@ -1,4 +1,4 @@
-import { CAPACITY_FAILURE_TYPES, failureKey, isCloudFailureType } from './operation-failures.js';
+import { byImportance, CAPACITY_FAILURE_TYPES, failureKey, isCloudFailureType } from './operation-failures.js';
 import type { FailingOperation, FailingOperations } from './operation-failures.js';
 
 /**
@@ -76,25 +76,9 @@ export function hasFailingCalls(ledger: FailureLedger): boolean {
   );
 }
 
-/** The entries of cloud calls only, for notices about ENI and IP operations. */
-export function cloudFailures(ledger: FailureLedger): FailureLedger {
-  return sortedLedger(Object.entries(ledger).filter(([, entry]) => isCloudFailureType(entry.type)));
-}
-
-/**
- * The one cause a node is shown stuck on: a failing cloud call first, then a capacity answer, then Kubernetes or
- * the workflow's own steps; within a rank the most attempts, then the oldest, then the key.
- */
+/** The one cause a node is shown stuck on: the ledger's most important entry (see `byImportance`). */
 export function headlineFailure(ledger: FailureLedger): FailingOperation | undefined {
-  const rank = (entry: FailingOperation): number =>
-    !isCloudFailureType(entry.type) ? 2 : CAPACITY_FAILURE_TYPES.includes(entry.type) ? 1 : 0;
-  return Object.values(ledger).sort(
-    (a, b) =>
-      rank(a) - rank(b) ||
-      b.attempts - a.attempts ||
-      a.sinceMs - b.sinceMs ||
-      failureKey(a).localeCompare(failureKey(b)),
-  )[0];
+  return Object.values(ledger).sort(byImportance)[0];
 }
 
 /** The failure types met since `sinceMs` (the last pass's), which decide how long the node backs off. */

@@ -49,17 +49,23 @@ export function failureKey(failure: { operation: string; code: string }): string
   return `${failure.operation}/${failure.code}`;
 }
 
-/** The cloud cause that explains the most: calls that fail (not capacity), most attempts first, then the oldest. */
+/**
+ * Which of two causes explains more: a failing cloud call first, then a capacity answer, then Kubernetes or the
+ * workflow's own steps; within a rank the most attempts, then the oldest, then the key.
+ */
+export function byImportance(a: FailingOperation, b: FailingOperation): number {
+  const rank = (failure: FailingOperation): number =>
+    !isCloudFailureType(failure.type) ? 2 : CAPACITY_FAILURE_TYPES.includes(failure.type) ? 1 : 0;
+  return (
+    rank(a) - rank(b) || b.attempts - a.attempts || a.sinceMs - b.sinceMs || failureKey(a).localeCompare(failureKey(b))
+  );
+}
+
+/** The cloud cause that explains the most (see {@link byImportance}). */
 export function mainFailure(failing: FailingOperations): FailingOperation | undefined {
-  const all = Object.values(failing).filter((failure) => isCloudFailureType(failure.type));
-  const rank = (failure: FailingOperation): number => (CAPACITY_FAILURE_TYPES.includes(failure.type) ? 1 : 0);
-  return all.sort(
-    (a, b) =>
-      rank(a) - rank(b) ||
-      b.attempts - a.attempts ||
-      a.sinceMs - b.sinceMs ||
-      failureKey(a).localeCompare(failureKey(b)),
-  )[0];
+  return Object.values(failing)
+    .filter((failure) => isCloudFailureType(failure.type))
+    .sort(byImportance)[0];
 }
 
 /** `AttachNetworkInterface failed with ServiceUnavailable: 15 attempts since 2026-12-03T09:40:12Z`. */

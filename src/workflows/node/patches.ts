@@ -3,11 +3,12 @@
  * the commands a workflow issues (docs/patches.md):
  *
  * 1. **Patch.** Guard the new path with `patched(id)` and keep the old one, so open runs replay; record a replay
- *    history on the new path. Evaluate every live patch once per pass, here, and branch on the result.
+ *    history on the new path. Evaluate it once, at the start of a pass, and branch on that value.
  * 2. **Deprecate.** Once every run that could have started before the release is gone, switch to
  *    `deprecatePatch(id)` and delete the old path. Runs hand over to a new run at least every
  *    `maxRunAgeMs` (7 days) and on `maxPassesPerRun`, so "every run" means: one run-age bound after the rollout.
  * 3. **Remove.** After one more run-age bound, remove the id and move it to {@link RETIRED_PATCHES}.
+ * `test/unit/workflows/patch-ledger.test.ts` holds the code to this ledger.
  */
 /**
  * Patch ids in force: none, since every patch so far was collapsed before the first release. A new one is listed
