@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 
 import { ApplicationFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 
 import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
@@ -15,6 +14,7 @@ import { createEcsActivities } from '../../src/activities/ecs-activities.js';
 import type { EcsActivities } from '../../src/activities/ecs-activities.js';
 import { DEMO, demoFixtureWithTinyVSwitch, startEmulatorHarness } from '../support/ecs-emulator.js';
 import type { EmulatorHarness } from '../support/ecs-emulator.js';
+import { quietActivityEnvironment } from '../support/test-logs.js';
 
 let harness: EmulatorHarness;
 let activities: EcsActivities;
@@ -22,7 +22,7 @@ let vSwitches: VSwitchCache;
 let ecsApi: AlibabaEcsApi;
 
 async function runActivity<R>(fn: () => Promise<R>): Promise<R> {
-  return new MockActivityEnvironment({ activityType: 'test' }).run(fn);
+  return quietActivityEnvironment({ activityType: 'test' }).run(fn);
 }
 
 async function failureOf(call: () => Promise<unknown>): Promise<ApplicationFailure> {

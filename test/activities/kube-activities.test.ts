@@ -9,7 +9,6 @@ import { after, before, describe, it } from 'node:test';
 
 import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 
 import { createKubeActivities } from '../../src/activities/kube-activities.js';
@@ -28,12 +27,13 @@ import {
   uniqueName,
 } from '../support/kube-env.js';
 import type { KubeTestClients } from '../support/kube-env.js';
+import { quietActivityEnvironment } from '../support/test-logs.js';
 
 let kube: KubeTestClients;
 let namespace: string;
 const logger = pino({ level: 'silent' });
 
-const run = <R>(fn: () => Promise<R>): Promise<R> => new MockActivityEnvironment({ activityType: 'test' }).run(fn);
+const run = <R>(fn: () => Promise<R>): Promise<R> => quietActivityEnvironment({ activityType: 'test' }).run(fn);
 
 const SPEC: NodeSpec = {
   nodeMetadata: { regionID: 'cn-hangzhou', instanceID: 'i-1', instanceType: 'ecs.g7.large', zoneID: 'cn-hangzhou-h' },
@@ -210,7 +210,7 @@ describe('node conditions, events, finalizer', () => {
 
   it('links the event to the Web UI page of the workflow when a UI URL is configured', async () => {
     const nodeName = uniqueName('link');
-    await new MockActivityEnvironment({
+    await quietActivityEnvironment({
       activityType: 'recordEvent',
       namespace: 'prod',
       workflowExecution: { workflowId: `eniflow-node/${nodeName}`, runId: 'r' },
@@ -300,7 +300,7 @@ describe('deadlines', () => {
 
   it('cancelling the activity aborts its request at once', async () => {
     const hung = createKubeActivities({ kubeConfig: hungKubeConfig, logger, requestTimeoutMs: 60_000 });
-    const env = new MockActivityEnvironment({ activityType: 'test' });
+    const env = quietActivityEnvironment({ activityType: 'test' });
     const started = Date.now();
     const attempt = env.run(() => hung.readNodeSnapshot({ nodeName: 'n1' }));
     setTimeout(() => {

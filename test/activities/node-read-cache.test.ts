@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 
 import { createKubeActivities } from '../../src/activities/kube-activities.js';
@@ -25,9 +24,10 @@ import {
   uniqueName,
 } from '../support/kube-env.js';
 import type { KubeTestClients } from '../support/kube-env.js';
+import { quietActivityEnvironment } from '../support/test-logs.js';
 
 const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
-const run = <R>(fn: () => Promise<R>): Promise<R> => new MockActivityEnvironment({ activityType: 'test' }).run(fn);
+const run = <R>(fn: () => Promise<R>): Promise<R> => quietActivityEnvironment({ activityType: 'test' }).run(fn);
 
 const SPEC: NodeSpec = {
   nodeMetadata: { regionID: 'cn-hangzhou', instanceID: 'i-1', instanceType: 'ecs.g7.large', zoneID: 'cn-hangzhou-h' },

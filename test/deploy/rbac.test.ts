@@ -29,7 +29,6 @@ import type {
   V1RoleBinding,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
@@ -51,6 +50,7 @@ import {
 } from '../support/kube-env.js';
 import type { KubeTestClients } from '../support/kube-env.js';
 import { renderDeployBase } from './deploy-tools.js';
+import { quietActivityEnvironment } from '../support/test-logs.js';
 
 const RENDERED_NAMESPACE = 'eniflow-system';
 const NODE_CR_PATH = `/apis/${NODE_CR_RESOURCE.group}/${NODE_CR_RESOURCE.version}/${NODE_CR_RESOURCE.plural}`;
@@ -160,7 +160,7 @@ async function watchFor(input: {
 describe('RBAC of deploy/ on a real apiserver', () => {
   const suffix = randomBytes(4).toString('hex');
   const logger = pino({ level: 'silent' });
-  const run = <R>(fn: () => Promise<R>): Promise<R> => new MockActivityEnvironment({ activityType: 'rbac' }).run(fn);
+  const run = <R>(fn: () => Promise<R>): Promise<R> => quietActivityEnvironment({ activityType: 'rbac' }).run(fn);
   let admin: KubeTestClients;
   let rbac: RbacAuthorizationV1Api;
   let namespace: string;

@@ -12,6 +12,7 @@ import { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 import { createWorkerMetrics } from '../../src/worker/metrics.js';
+import { installQuietRuntime } from '../support/temporal-env.js';
 import { bundleNodeWorkflow } from '../support/workflow-bundle.js';
 
 const HISTORIES = new URL('./histories/', import.meta.url);
@@ -19,6 +20,8 @@ const files = (await readdir(HISTORIES)).filter((file) => file.endsWith('.json')
 
 let bundle: WorkflowBundleWithSourceMap;
 before(async () => {
+  // Each replay starts a worker: its state changes would otherwise fill the test report.
+  installQuietRuntime();
   bundle = await bundleNodeWorkflow();
 });
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 
 import { Client, Connection } from '@temporalio/client';
 import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
-import { IllegalStateError, NativeConnection, Runtime } from '@temporalio/worker';
+import { IllegalStateError, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 
 import type { TEMPORAL_SEARCH_ATTRIBUTES } from '../../scripts/lib/temporal-dev-server.js';
 import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
@@ -48,10 +48,16 @@ export interface TemporalTestEnv {
  */
 export const quietTemporalLogger = testTemporalLogger();
 
-/** Installs the SDK runtime with {@link quietTemporalLogger}, unless the test file installed its own first. */
-function installQuietRuntime(): void {
+/**
+ * Installs the SDK runtime with {@link quietTemporalLogger}, unless the test file installed its own first. The native
+ * core's own lines (warnings up) are forwarded into the same logger instead of its console output.
+ */
+export function installQuietRuntime(): void {
   try {
-    Runtime.install({ logger: quietTemporalLogger });
+    Runtime.install({
+      logger: quietTemporalLogger,
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    });
   } catch (error) {
     if (!(error instanceof IllegalStateError)) throw error;
   }

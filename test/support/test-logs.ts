@@ -12,6 +12,8 @@ import type { WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import type { Info } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { LogEntry, LogLevel } from '@temporalio/worker';
 
@@ -104,4 +106,12 @@ function safeJson(value: unknown): string {
   } catch {
     return JSON.stringify({ unserializable: String(value) });
   }
+}
+
+/**
+ * The activity test environment with the test logger: an activity's own failure lines go to the test log, not the
+ * test report.
+ */
+export function quietActivityEnvironment(info: Partial<Info> = {}): MockActivityEnvironment {
+  return new MockActivityEnvironment(info, { logger: testTemporalLogger() });
 }
