@@ -1,9 +1,11 @@
 /**
  * The chaos test (no ENI leaks, whatever crashes): ten nodes, a pod burst and waves of churn, slow creates and
- * attaches, cloud faults (throttling, 5xx, lost responses, two creates lost in a row), the worker process SIGKILLed
- * over twenty times and the Temporal server SIGKILLed once; then one janitor pass and the audit. Every random choice
- * comes from a seeded PRNG (`CHAOS_SEED`, default 13), so a run's plan (what is killed and when, which pods churn)
- * reproduces; the interleaving with the servers' timing does not.
+ * attaches, cloud faults (throttling, 5xx, lost responses, two creates lost in a row), two worker replicas
+ * SIGKILLed over twenty times in all and the Temporal server SIGKILLed once, a security-group change and a node
+ * removal while creates are in flight; then the audit, **before** any janitor pass: the janitor is the backstop, so
+ * an ENI it would delete is a leak that construction failed to prevent. Every random choice comes from a seeded PRNG
+ * (`CHAOS_SEED`, default 13), so a run's plan (what is killed and when, which pods churn) reproduces; the
+ * interleaving with the servers' timing does not.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { SeededRandom } from '../../src/ecs-emulator/seeded-random.js';
 import { assertCleanAudit, formatAudit } from '../support/audit.js';
+import { DEMO } from '../support/ecs-emulator.js';
 import { startChaosCluster } from '../support/chaos-cluster.js';
 import type { ChaosCluster } from '../support/chaos-cluster.js';
 
@@ -19,6 +22,9 @@ const NODE_COUNT = 10;
 const PODS_PER_NODE = 10;
 const WORKER_KILLS = 22;
 const CHURN_WAVES = 4;
+const WORKER_REPLICAS = 2;
+/** The security group a node's spec is switched to mid-burst (the fixture's second group in the VPC). */
+const SECOND_SECURITY_GROUP = 'sg-bp1emu00000000000002';
 
 /** Cloud faults for the whole chaos phase: the first rule that fires decides a call's fault. */
 const FAULTS = [
@@ -61,6 +67,7 @@ before(async () => {
     // Recorded by the watcher in every node workflow (NODE_WORKFLOW_SETTINGS): waiting pods and failed passes are
     // retried within seconds instead of minutes, so the run settles soon after the chaos stops.
     nodeSettings: { gcPeriodMs: 10_000, maxFailureBackoffMs: 5_000, idleWakeMs: 60_000 },
+    workerReplicas: WORKER_REPLICAS,
   });
 });
 
@@ -75,14 +82,16 @@ describe('chaos', () => {
     const random = new SeededRandom(SEED);
     const pick = <T>(items: readonly T[]): T => items[random.integer({ min: 0, max: items.length - 1 })] as T;
     const admin = cluster.emulator.emulator.admin;
+    const workers = cluster.workers;
     try {
-      await cluster.worker.ready();
+      await Promise.all(workers.map((worker) => worker.ready()));
       await admin.addFaults(FAULTS);
       const live = new Map<string, string>();
       let podSeq = 0;
       const createPods = async (count: number): Promise<void> => {
         const names = Array.from({ length: count }, () => `p-${podSeq++}`);
-        const nodesOf = names.map((name, index) => [name, cluster.nodes[index % NODE_COUNT]?.name ?? ''] as const);
+        const nodes = cluster.nodes;
+        const nodesOf = names.map((name, index) => [name, nodes[index % nodes.length]?.name ?? ''] as const);
         // A few at a time: a burst, not a queue, without flooding the shared apiserver.
         for (let index = 0; index < nodesOf.length; index += 8) {
           await Promise.all(
@@ -94,18 +103,22 @@ describe('chaos', () => {
         }
       };
 
-      // The worker killer: SIGKILL at a random moment of a worker's work, back after 0–3 s, over and over.
+      // The worker killer: SIGKILL one replica at a random moment of its work, back after 0–3 s, over and over;
+      // the other replica picks up what the killed one held.
       const killPlan = Array.from({ length: WORKER_KILLS }, () => ({
+        replica: random.integer({ min: 0, max: WORKER_REPLICAS - 1 }),
         afterMs: random.integer({ min: 500, max: 5_000 }),
         downMs: random.integer({ min: 0, max: 3_000 }),
       }));
       const killer = (async () => {
-        for (const { afterMs, downMs } of killPlan) {
-          await cluster.worker.ready();
+        for (const { replica, afterMs, downMs } of killPlan) {
+          const worker = workers[replica];
+          if (worker === undefined) continue;
+          await worker.ready();
           await sleep(afterMs);
-          await cluster.worker.kill();
+          await worker.kill();
           await sleep(downMs);
-          cluster.worker.start();
+          worker.start();
         }
       })();
       // The Temporal server: one kill -9 mid-burst, back on the same port and database after 1–4 s.
@@ -122,6 +135,18 @@ describe('chaos', () => {
         await cluster.temporal.restart();
       })();
 
+      // Mid-burst, while creates (2–4 s each) are in flight: one node's spec moves to another security group, and
+      // another node is removed with its pods (its CR deleted while its workflow creates ENIs for them).
+      const sgNode = pick(cluster.nodes).name;
+      const removedNode = pick(cluster.nodes.filter((node) => node.name !== sgNode)).name;
+      const specChanges = (async () => {
+        await sleep(random.integer({ min: 2_000, max: 5_000 }));
+        await cluster.setSecurityGroups(sgNode, [DEMO.securityGroup, SECOND_SECURITY_GROUP]);
+        await sleep(random.integer({ min: 1_000, max: 4_000 }));
+        await cluster.deleteNode(removedNode, 240_000);
+        for (const [name, node] of [...live]) if (node === removedNode) live.delete(name);
+      })();
+
       await createPods(NODE_COUNT * PODS_PER_NODE);
       let churned = 0;
       for (let wave = 0; wave < CHURN_WAVES; wave++) {
@@ -136,14 +161,23 @@ describe('chaos', () => {
         await createPods(victims.size + random.integer({ min: -5, max: 5 }));
         churned += victims.size;
       }
-      await Promise.all([killer, temporalKiller]);
+      await Promise.all([killer, temporalKiller, specChanges]);
+      // A pod the burst placed on the removed node while it was being removed is deleted with it.
+      const remaining = new Set(cluster.nodes.map((node) => node.name));
+      for (const [name, node] of [...live].sort()) {
+        if (remaining.has(node)) continue;
+        await cluster.deletePod(name);
+        live.delete(name);
+      }
       const chaosEndMs = Date.now() - startedAt;
       await admin.clearFaults();
-      await cluster.worker.ready();
+      await Promise.all(workers.map((worker) => worker.ready()));
 
       const settled = await cluster.settle(240_000);
       const settledMs = Date.now() - startedAt;
       log(`before the janitor: ${formatAudit(settled)}`);
+      // The verdict is taken here, before the janitor could hide a leak by deleting it.
+      assertCleanAudit(settled);
       const janitor = await cluster.runJanitor(5_000);
       log(
         `janitor: checked ${janitor.checked}, orphans ${janitor.orphans.length}, deleted ${janitor.deleted.length} ` +
@@ -161,17 +195,25 @@ describe('chaos', () => {
       }
       log(
         `seed ${SEED}: ${live.size} live pods (${podSeq} created, ${churned} deleted in ${CHURN_WAVES} waves) on ` +
-          `${NODE_COUNT} nodes; worker SIGKILLed ${cluster.worker.kills} times, exited on its own ` +
-          `${cluster.worker.selfExits} times, start to "Worker started" ` +
-          `${JSON.stringify(summary(cluster.worker.startTimesMs))} ms; Temporal SIGKILLed at ${temporalDownAtMs} ms, ` +
+          `${NODE_COUNT} nodes (${removedNode} removed, ${sgNode} moved to ${SECOND_SECURITY_GROUP}); ` +
+          `${WORKER_REPLICAS} worker replicas SIGKILLed ${workers.map((w) => w.kills).join('+')} times, exited on ` +
+          `their own ${workers.map((w) => w.selfExits).join('+')} times, start to "Worker started" ` +
+          `${JSON.stringify(summary(workers.flatMap((w) => w.startTimesMs)))} ms; Temporal SIGKILLed at ` +
+          `${temporalDownAtMs} ms, ` +
           `down ${temporalPlan.downMs} ms; chaos ended at ${chaosEndMs} ms, settled at ${settledMs} ms, total ` +
           `${Date.now() - startedAt} ms; ${calls.length} cloud calls, ${faulted.length} with a fault ` +
           `(${faults.length} rules left)`,
       );
       log(`faults: ${JSON.stringify(Object.fromEntries([...byFault].sort()))}`);
 
-      assert.ok(cluster.worker.kills >= 20, `${cluster.worker.kills} worker kills`);
-      assert.equal(audit.livePods, live.size, 'the audit saw every live pod');
+      const kills = workers.reduce((sum, worker) => sum + worker.kills, 0);
+      assert.ok(kills >= 20, `${kills} worker kills`);
+      assert.ok(
+        workers.every((worker) => worker.kills > 0),
+        'every replica was killed at least once',
+      );
+      assert.equal(settled.livePods, live.size, 'the audit saw every live pod');
+      assert.deepEqual(janitor.orphans, [], 'the janitor found nothing to delete');
       assert.deepEqual(janitor.failed, []);
       assertCleanAudit(audit);
     } catch (error) {

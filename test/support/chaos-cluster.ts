@@ -1,25 +1,20 @@
 /**
  * A small cluster for crash tests: a Temporal dev server of the test's own (state in a SQLite file, so it can be
- * killed with SIGKILL and restarted on the same port), the worker as a real process (the worker's runWorker with a
- * workflow bundle built once, see bundled-worker-main.ts, so it can be killed and restarted quickly), the watcher in the test process (configured by its environment, as `npm run watcher` is), the ECS
- * emulator with one ECS instance per node, and the shared test kube-apiserver holding the nodes and pods.
+ * killed with SIGKILL and restarted on the same port), worker replicas as real processes (the worker's runWorker
+ * with a workflow bundle built once, see bundled-worker-main.ts, so they can be killed and restarted quickly), the
+ * watcher in the test process (configured by its environment, as `npm run watcher` is), the ECS emulator with one
+ * ECS instance per node, and the shared test kube-apiserver holding the nodes and pods.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 
-import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
-import { ManagedProcess } from '../../scripts/lib/managed-process.js';
-import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
-import type { TemporalDevServerPorts } from '../../scripts/lib/temporal-dev-server.js';
 import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
-import type { RunningTestServer } from '../../scripts/lib/test-server.js';
 import { DEMO_FIXTURE_PATH } from '../../src/ecs-emulator/index.js';
 import type { EmulatorFixture, SettingsPatch } from '../../src/ecs-emulator/index.js';
 import type { NodeSpec } from '../../src/ipam/index.js';
@@ -39,153 +34,22 @@ import {
   createNodeCr,
   createPodOnNode,
   createTestNamespace,
+  apiStatusCode,
   deleteNodeCr,
   deletePodNow,
   kubeTestClients,
+  NODE_CR_RESOURCE,
+  readNodeCr,
   readyCondition,
   uniqueName,
 } from './kube-env.js';
 import type { KubeTestClients } from './kube-env.js';
 import { bundleNodeWorkflow } from './workflow-bundle.js';
+import { RestartableTemporal, WorkerProcess } from './chaos-processes.js';
 
-const WORKER_MAIN = fileURLToPath(new URL('./bundled-worker-main.ts', import.meta.url));
+export { RestartableTemporal, WorkerProcess } from './chaos-processes.js';
+
 const TASK_QUEUE = 'eniflow';
-
-/** A Temporal dev server that survives its own SIGKILL: same ports and database file on restart. */
-export class RestartableTemporal {
-  readonly address: string;
-  private server: RunningTestServer | undefined;
-  private readonly runDir: string;
-  private readonly ports: TemporalDevServerPorts;
-  private readonly dbFilename: string;
-
-  private constructor(input: { runDir: string; ports: TemporalDevServerPorts; server: RunningTestServer }) {
-    this.runDir = input.runDir;
-    this.ports = input.ports;
-    this.server = input.server;
-    this.dbFilename = join(input.runDir, 'temporal.db');
-    this.address = `127.0.0.1:${input.ports.grpc}`;
-  }
-
-  static async start(runDir: string): Promise<RestartableTemporal> {
-    const [grpc = 0, ui = 0, http = 0, metrics = 0] = await reserveFreePorts(4);
-    const ports = { grpc, ui, http, metrics };
-    const server = await RestartableTemporal.launch(runDir, ports);
-    return new RestartableTemporal({ runDir, ports, server });
-  }
-
-  private static launch(runDir: string, ports: TemporalDevServerPorts): Promise<RunningTestServer> {
-    return startTemporalDevServer(
-      { runDir, log: () => undefined },
-      { dbFilename: join(runDir, 'temporal.db'), ports, logName: 'temporal.log' },
-    );
-  }
-
-  /** `kill -9` of the server's process group; resolves once it is gone. */
-  async kill(): Promise<void> {
-    const server = this.server;
-    if (server === undefined) return;
-    this.server = undefined;
-    process.kill(-server.details.pid, 'SIGKILL');
-    await server.exited;
-  }
-
-  /** Starts it again on the same ports and database file; resolves once it is ready. */
-  async restart(): Promise<void> {
-    if (this.server !== undefined) throw new Error('the Temporal server is running');
-    this.server = await RestartableTemporal.launch(this.runDir, this.ports);
-  }
-
-  async stop(): Promise<void> {
-    await this.server?.stop();
-    this.server = undefined;
-  }
-
-  get databaseFile(): string {
-    return this.dbFilename;
-  }
-}
-
-/**
- * The worker process, supervised as Kubernetes would: SIGKILLed and restarted at will, and restarted after 1 s when it
- * exits on its own (e.g. started while the Temporal server is down: the connect at start fails and the process
- * exits). Each start's time to "Worker started" is kept.
- */
-export class WorkerProcess {
-  /** Milliseconds from spawn to the worker's "Worker started" log line (its pollers start right after). */
-  readonly startTimesMs: number[] = [];
-  kills = 0;
-  /** Exits the worker made on its own, each followed by a restart. */
-  selfExits = 0;
-  private current: ManagedProcess | undefined;
-  private readonly killed = new WeakSet<ManagedProcess>();
-  private starts = 0;
-  private stopping = false;
-  private readonly env: NodeJS.ProcessEnv;
-  private readonly logDir: string;
-
-  constructor(input: { env: NodeJS.ProcessEnv; logDir: string }) {
-    this.env = input.env;
-    this.logDir = input.logDir;
-  }
-
-  /** Spawns the worker unless one runs; resolves at once, its start time is recorded when the line appears. */
-  start(): void {
-    if (this.stopping || (this.current !== undefined && !this.current.hasExited)) return;
-    this.starts += 1;
-    const spawnedAt = Date.now();
-    const started = new ManagedProcess({
-      name: `worker-${this.starts}`,
-      command: process.execPath,
-      args: ['--import', 'tsx', WORKER_MAIN],
-      logPath: join(this.logDir, 'worker.log'),
-      env: this.env,
-    });
-    this.current = started;
-    started
-      .waitForStdoutLine((line) => line.includes('"Worker started"'), 120_000)
-      .then(() => this.startTimesMs.push(Date.now() - spawnedAt))
-      .catch(() => undefined);
-    void started.exited.then(() => {
-      if (this.killed.has(started) || this.stopping) return;
-      this.selfExits += 1;
-      setTimeout(() => {
-        if (this.current === started) this.start();
-      }, 1_000);
-    });
-  }
-
-  /** Resolves once a worker has logged "Worker started", waiting through restarts after exits of its own. */
-  async ready(timeoutMs = 180_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const current = this.current;
-      if (current === undefined) throw new Error('the worker was never started');
-      try {
-        await current.waitForStdoutLine((line) => line.includes('"Worker started"'), deadline - Date.now());
-        return;
-      } catch (error) {
-        if (this.stopping || Date.now() >= deadline) throw error;
-        await sleep(500);
-      }
-    }
-  }
-
-  /** SIGKILL, as the kernel's OOM killer or a node failure would end it. */
-  async kill(): Promise<void> {
-    const current = this.current;
-    if (current === undefined || current.hasExited) return;
-    this.killed.add(current);
-    process.kill(-current.pid, 'SIGKILL');
-    await current.exited;
-    this.kills += 1;
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    await this.current?.stop(10_000);
-  }
-}
 
 /** One node of the cluster: its names and the ECS instance behind it. */
 export interface ChaosNode {
@@ -204,6 +68,8 @@ export interface ChaosClusterOptions {
   emulatorSettings?: SettingsPatch;
   /** Node-workflow settings the watcher records in the workflows it starts (`NODE_WORKFLOW_SETTINGS`). */
   nodeSettings?: Partial<NodeIpamSettings>;
+  /** Worker processes polling the same task queues, as a Deployment's replicas (default 1). */
+  workerReplicas?: number;
 }
 
 /** The running cluster; `close()` stops everything it started and removes its objects. */
@@ -211,15 +77,25 @@ export interface ChaosCluster {
   readonly temporal: RestartableTemporal;
   readonly client: Client;
   readonly emulator: EmulatorHarness;
+  /** The first replica (the only one unless `workerReplicas` is set). */
   readonly worker: WorkerProcess;
+  readonly workers: readonly WorkerProcess[];
   readonly watcher: WatcherHandle;
   readonly kube: KubeTestClients;
+  /** The nodes still in the cluster (a deleted node leaves this list). */
   readonly nodes: readonly ChaosNode[];
   readonly namespace: string;
   readonly taskQueue: string;
   readonly runDir: string;
   createPod(name: string, nodeName: string): Promise<void>;
   deletePod(name: string): Promise<void>;
+  /** Points a node's Node CR at other security groups (a spec change an operator makes). */
+  setSecurityGroups(nodeName: string, securityGroupIds: string[]): Promise<void>;
+  /**
+   * Removes a node as the cluster autoscaler does: its pods, its core Node and its Node CR go, and the node leaves
+   * {@link nodes}; resolves once the CR is gone (eniflow's finalizer removed after its ENIs were released).
+   */
+  deleteNode(nodeName: string, timeoutMs: number): Promise<void>;
   /** The node workflows' `state` answers (undefined where the query failed). */
   states(): Promise<(NodeWorkflowState | undefined)[]>;
   /** Audits the cluster's nodes against the emulator (test/support/audit.ts). */
@@ -232,7 +108,7 @@ export interface ChaosCluster {
   settle(timeoutMs: number): Promise<AuditReport>;
   /** Starts a janitor with this grace period on the worker's task queue, runs one pass and returns its report. */
   runJanitor(graceMs: number): Promise<JanitorReport>;
-  /** The end of the worker's log, for failure messages. */
+  /** The end of each worker replica's log, for failure messages. */
   workerLogTail(lines?: number): Promise<string>;
   close(options?: { keepLogs?: boolean }): Promise<void>;
 }
@@ -290,7 +166,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     settings: { callLogCapacity: 200_000, ...options.emulatorSettings },
   });
   const namespace = await createTestNamespace(kube, options.name);
-  const nodes: ChaosNode[] = Array.from({ length: options.nodeCount }, (_, index) => ({
+  let nodes: ChaosNode[] = Array.from({ length: options.nodeCount }, (_, index) => ({
     name: uniqueName(`${options.name}-${index}`),
     instanceId: instanceIdOf(index),
     dualStack: options.dualStack === true && index % 2 === 1,
@@ -320,12 +196,26 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     LEASE_NAME: uniqueName('eniflow-chaos'),
     ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: JSON.stringify(options.nodeSettings) }),
   };
-  const worker = new WorkerProcess({ env, logDir: runDir });
-  worker.start();
+  const worker = new WorkerProcess({ env, logDir: runDir, name: 'worker' });
+  const workers = [
+    worker,
+    ...Array.from(
+      { length: (options.workerReplicas ?? 1) - 1 },
+      (_, index) => new WorkerProcess({ env, logDir: runDir, name: `worker-${index + 1}` }),
+    ),
+  ];
+  for (const replica of workers) replica.start();
   const watcher = await runWatcher(loadWatcherConfig({ ...env, LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn' }), {
     logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
   });
   const podNode = new Map<string, string>();
+  const deletePod = async (name: string): Promise<void> => {
+    // A pod may already be gone with its node (deleteNode), as a churn wave and a node removal can overlap.
+    await deletePodNow(kube, { namespace, name }).catch((error: unknown) => {
+      if (apiStatusCode(error) !== 404) throw error;
+    });
+    podNode.delete(name);
+  };
   const states = (): Promise<(NodeWorkflowState | undefined)[]> =>
     Promise.all(
       nodes.map((node) =>
@@ -343,9 +233,12 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     client,
     emulator,
     worker,
+    workers,
     watcher,
     kube,
-    nodes,
+    get nodes() {
+      return nodes;
+    },
     namespace,
     taskQueue: TASK_QUEUE,
     runDir,
@@ -353,9 +246,32 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
       await createPodOnNode(kube, { namespace, name, nodeName });
       podNode.set(name, nodeName);
     },
-    async deletePod(name) {
-      await deletePodNow(kube, { namespace, name });
-      podNode.delete(name);
+    deletePod,
+    async setSecurityGroups(nodeName, securityGroupIds) {
+      await kube.customObjects.patchClusterCustomObject(
+        { ...NODE_CR_RESOURCE, name: nodeName, body: { spec: { eni: { securityGroupIDs: securityGroupIds } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    },
+    async deleteNode(nodeName, timeoutMs) {
+      nodes = nodes.filter((node) => node.name !== nodeName);
+      for (const [name, node] of [...podNode].sort()) {
+        if (node === nodeName) await deletePod(name);
+      }
+      await kube.core.deleteNode({ name: nodeName }).catch(() => undefined);
+      await deleteNodeCr(kube, nodeName);
+      await pollUntil(
+        async () => {
+          try {
+            await readNodeCr(kube, nodeName);
+            return undefined;
+          } catch (error) {
+            if (apiStatusCode(error) === 404) return true;
+            throw error;
+          }
+        },
+        { description: `the Node CR of ${nodeName} to be gone`, timeoutMs, intervalMs: 1_000 },
+      );
     },
     states,
     audit,
@@ -408,12 +324,17 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
       }
     },
     async workerLogTail(lineCount = 40) {
-      const text = await readFile(join(runDir, 'worker.log'), 'utf8').catch(() => '');
-      return text.trimEnd().split('\n').slice(-lineCount).join('\n');
+      const tails = await Promise.all(
+        workers.map(async (replica) => {
+          const text = await readFile(replica.logPath, 'utf8').catch(() => '');
+          return `--- ${replica.name}\n${text.trimEnd().split('\n').slice(-lineCount).join('\n')}`;
+        }),
+      );
+      return tails.join('\n');
     },
     async close(closeOptions = {}) {
       await watcher.stop();
-      await worker.stop();
+      await Promise.all(workers.map((replica) => replica.stop()));
       for (const name of podNode.keys()) await deletePodNow(kube, { namespace, name }).catch(() => undefined);
       for (const node of nodes) await deleteNodeCr(kube, node.name);
       await connection.close();
