@@ -135,14 +135,18 @@ describe('chaos', () => {
         await cluster.temporal.restart();
       })();
 
-      // Mid-burst, while creates (2–4 s each) are in flight: one node's spec moves to another security group, and
-      // another node is removed with its pods (its CR deleted while its workflow creates ENIs for them).
-      const sgNode = pick(cluster.nodes).name;
-      const removedNode = pick(cluster.nodes.filter((node) => node.name !== sgNode)).name;
+      // Mid-burst, while creates (2–4 s each) are in flight: a node with an open create intent (its create's
+      // answers were lost, so the ENI may exist) moves to other security groups, which its re-issue must not follow;
+      // and another node is removed with its pods (its CR deleted while its workflow creates ENIs for them).
+      let sgNode = '';
+      let removedNode = '';
       const specChanges = (async () => {
-        await sleep(random.integer({ min: 2_000, max: 5_000 }));
+        const withIntent = await nodeWithOpenIntent(30_000);
+        sgNode = withIntent ?? pick(cluster.nodes).name;
         await cluster.setSecurityGroups(sgNode, [DEMO.securityGroup, SECOND_SECURITY_GROUP]);
+        log(`security groups changed on ${sgNode} (${withIntent === undefined ? 'no' : 'an'} open intent)`);
         await sleep(random.integer({ min: 1_000, max: 4_000 }));
+        removedNode = pick(cluster.nodes.filter((node) => node.name !== sgNode)).name;
         await cluster.deleteNode(removedNode, 240_000);
         for (const [name, node] of [...live]) if (node === removedNode) live.delete(name);
       })();
@@ -223,6 +227,18 @@ describe('chaos', () => {
     }
   });
 });
+
+/** The first node whose workflow reports an open create intent, polled for up to `timeoutMs`. */
+async function nodeWithOpenIntent(timeoutMs: number): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const states = await cluster.states();
+    const found = states.find((state) => (state?.pendingCreates ?? 0) > 0);
+    if (found !== undefined) return found.nodeName;
+    await sleep(250);
+  }
+  return undefined;
+}
 
 function summary(values: readonly number[]): { n: number; min?: number; median?: number; max?: number } {
   const sorted = [...values].sort((a, b) => a - b);
