@@ -141,10 +141,10 @@ describe('chaos', () => {
       let sgNode = '';
       let removedNode = '';
       const specChanges = (async () => {
-        const withIntent = await nodeWithOpenIntent(30_000);
+        const withIntent = await nodeWithOpenIntent(60_000);
         sgNode = withIntent ?? pick(cluster.nodes).name;
         await cluster.setSecurityGroups(sgNode, [DEMO.securityGroup, SECOND_SECURITY_GROUP]);
-        log(`security groups changed on ${sgNode} (${withIntent === undefined ? 'no' : 'an'} open intent)`);
+        log(`security groups changed on ${sgNode} (${withIntent === undefined ? 'no' : 'a'} lost create)`);
         await sleep(random.integer({ min: 1_000, max: 4_000 }));
         removedNode = pick(cluster.nodes.filter((node) => node.name !== sgNode)).name;
         await cluster.deleteNode(removedNode, 240_000);
@@ -228,14 +228,29 @@ describe('chaos', () => {
   });
 });
 
-/** The first node whose workflow reports an open create intent, polled for up to `timeoutMs`. */
+/**
+ * The node of the first create whose answer was lost although the cloud made the ENI (the first fault rule loses
+ * both attempts of a create): that node opens a create intent and re-issues it on a later pass. Found in the
+ * emulator's call log by the create's node tag; polled for up to `timeoutMs`.
+ */
 async function nodeWithOpenIntent(timeoutMs: number): Promise<string | undefined> {
+  const admin = cluster.emulator.emulator.admin;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const states = await cluster.states();
-    const found = states.find((state) => (state?.pendingCreates ?? 0) > 0);
-    if (found !== undefined) return found.nodeName;
+    const creates = await admin.calls({ action: 'CreateNetworkInterface' });
+    const lost = creates.find((call) => call.applied && (call.fault ?? '').endsWith(':lostResponse'));
+    const node = lost === undefined ? undefined : nodeTagOf(lost.params);
+    if (node !== undefined) return node;
     await sleep(250);
+  }
+  return undefined;
+}
+
+/** The `eniflow.io/node` tag of a create's wire parameters (`Tag.N.Key` / `Tag.N.Value`). */
+function nodeTagOf(params: Record<string, string>): string | undefined {
+  for (const [key, value] of Object.entries(params)) {
+    const index = /^Tag\.(\d+)\.Key$/.exec(key)?.[1];
+    if (index !== undefined && value === 'eniflow.io/node') return params[`Tag.${index}.Value`];
   }
   return undefined;
 }
