@@ -140,12 +140,14 @@ describe('chaos', () => {
       // and another node is removed with its pods (its CR deleted while its workflow creates ENIs for them).
       let sgNode = '';
       let removedNode = '';
-      const specChanges = (async () => {
-        const withIntent = await nodeWithOpenIntent(60_000);
-        sgNode = withIntent ?? pick(cluster.nodes).name;
+      const specChange = (async () => {
+        const withLostCreate = await nodeWithOpenIntent(180_000);
+        sgNode = withLostCreate ?? pick(cluster.nodes.filter((node) => node.name !== removedNode)).name;
         await cluster.setSecurityGroups(sgNode, [DEMO.securityGroup, SECOND_SECURITY_GROUP]);
-        log(`security groups changed on ${sgNode} (${withIntent === undefined ? 'no' : 'a'} lost create)`);
-        await sleep(random.integer({ min: 1_000, max: 4_000 }));
+        log(`security groups changed on ${sgNode} (${withLostCreate === undefined ? 'no' : 'a'} lost create)`);
+      })();
+      const nodeRemoval = (async () => {
+        await sleep(random.integer({ min: 10_000, max: 30_000 }));
         removedNode = pick(cluster.nodes.filter((node) => node.name !== sgNode)).name;
         await cluster.deleteNode(removedNode, 240_000);
         for (const [name, node] of [...live]) if (node === removedNode) live.delete(name);
@@ -165,7 +167,7 @@ describe('chaos', () => {
         await createPods(victims.size + random.integer({ min: -5, max: 5 }));
         churned += victims.size;
       }
-      await Promise.all([killer, temporalKiller, specChanges]);
+      await Promise.all([killer, temporalKiller, specChange, nodeRemoval]);
       // A pod the burst placed on the removed node while it was being removed is deleted with it.
       const remaining = new Set(cluster.nodes.map((node) => node.name));
       for (const [name, node] of [...live].sort()) {
