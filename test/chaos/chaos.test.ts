@@ -142,7 +142,8 @@ describe('chaos', () => {
       let removedNode = '';
       const specChange = (async () => {
         const withLostCreate = await nodeWithOpenIntent(180_000);
-        sgNode = withLostCreate ?? pick(cluster.nodes.filter((node) => node.name !== removedNode)).name;
+        const remaining = cluster.nodes.filter((node) => node.name !== removedNode);
+        sgNode = remaining.find((node) => node.name === withLostCreate)?.name ?? pick(remaining).name;
         await cluster.setSecurityGroups(sgNode, [DEMO.securityGroup, SECOND_SECURITY_GROUP]);
         log(`security groups changed on ${sgNode} (${withLostCreate === undefined ? 'no' : 'a'} lost create)`);
       })();
