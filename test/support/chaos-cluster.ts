@@ -43,6 +43,7 @@ import {
   deletePodNow,
   kubeTestClients,
   readyCondition,
+  TEST_CLUSTER_ID,
   uniqueName,
 } from './kube-env.js';
 import type { KubeTestClients } from './kube-env.js';
@@ -318,6 +319,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     LOG_LEVEL: 'info',
     LEASE_NAMESPACE: 'default',
     LEASE_NAME: uniqueName('eniflow-chaos'),
+    ENIFLOW_CLUSTER_ID: TEST_CLUSTER_ID,
     ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: JSON.stringify(options.nodeSettings) }),
   };
   const worker = new WorkerProcess({ env, logDir: runDir });
@@ -399,7 +401,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
       const janitor = await client.workflow.start<typeof eniJanitorWorkflow>(JANITOR_WORKFLOW_TYPE, {
         workflowId: uniqueName('chaos-janitor'),
         taskQueue: TASK_QUEUE,
-        args: [{ settings: { graceMs, intervalMs: 60 * 60_000 } }],
+        args: [{ settings: { graceMs, intervalMs: 60 * 60_000, clusterId: TEST_CLUSTER_ID } }],
       });
       try {
         return await janitor.executeUpdate(runJanitorUpdate, { args: [{}] });
