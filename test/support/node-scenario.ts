@@ -57,9 +57,9 @@ export interface ScenarioEnv {
   close(): Promise<void>;
 }
 
-export async function openScenarioEnv(): Promise<ScenarioEnv> {
+export async function openScenarioEnv(options: { workflowsPath?: string } = {}): Promise<ScenarioEnv> {
   const temporal = await connectTemporalTestEnv();
-  const bundle = await bundleNodeWorkflow();
+  const bundle = await bundleNodeWorkflow(options.workflowsPath);
   return { temporal, kube: kubeTestClients(), bundle, close: () => temporal.close() };
 }
 
