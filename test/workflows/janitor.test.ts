@@ -73,15 +73,15 @@ describe('orphan-ENI janitor', () => {
         },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
-      // Everything above is at least 3 s old when the janitor looks; the young ENI is made right before.
-      await sleep(3_000);
+      // Everything above is at least 5 s old when the janitor looks; the young ENI is made right before.
+      await sleep(5_000);
       const young = await harness.createEni({ tag: eniflowTags(scenario.nodeName) });
 
       const janitor = await env.temporal.client.workflow.start<typeof eniJanitorWorkflow>(JANITOR_WORKFLOW_TYPE, {
         workflowId: `janitor-${scenario.nodeName}`,
         taskQueue: scenario.taskQueue,
         args: [
-          { settings: { graceMs: 2_000, intervalMs: 60 * 60_000, clusterId: TEST_CLUSTER_ID, vpcId: DEMO.vpcId } },
+          { settings: { graceMs: 4_000, intervalMs: 60 * 60_000, clusterId: TEST_CLUSTER_ID, vpcId: DEMO.vpcId } },
         ],
       });
       try {
