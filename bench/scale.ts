@@ -222,6 +222,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const watcherEnv = {
     ...roleEnv,
     LEASE_NAMESPACE: 'default',
+    ENIFLOW_CLUSTER_ID: 'eniflow-bench',
     POD_IDENTITY: 'bench-watcher',
     HEALTH_ADDRESS: `127.0.0.1:${watcherHealthPort ?? 0}`,
   };

@@ -110,6 +110,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
           ALIBABA_CLOUD_ACCESS_KEY_SECRET: environment.emulator.accessKeySecret,
           ENI_POLL_INTERVAL_MS: '200',
           LEASE_NAMESPACE: 'default',
+          // The demo cluster's identity: every ENI it creates is tagged with it, the janitor deletes only those.
+          ENIFLOW_CLUSTER_ID: env['ENIFLOW_CLUSTER_ID'] ?? 'eniflow-demo',
+          ENIFLOW_VPC_ID: env['ENIFLOW_VPC_ID'] ?? 'vpc-bp1emu0000000000000',
           LOG_LEVEL: env['LOG_LEVEL'] ?? 'warn',
         };
         const quiet = createLogger({ name: 'eniflow', level: roleEnv['LOG_LEVEL'] ?? 'warn' });

@@ -4,7 +4,7 @@ import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activit
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { CloudEni, EniKind, VSwitchInfo } from '../ipam/index.js';
-import { ENI_KIND_SHAPE, ENIFLOW_CREATOR_TAG } from '../ipam/index.js';
+import { ENI_KIND_SHAPE, ENIFLOW_CLUSTER_TAG_KEY, ENIFLOW_CREATOR_TAG } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import { activityLogger, attemptWillBeRetried } from './activity-log.js';
 import type { EcsApi } from './ecs/ecs-api.js';
@@ -215,11 +215,16 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       return enis ?? [];
     },
 
-    /** Every ENI in the region that carries eniflow's creator tag, wherever it is (the janitor's view). */
-    async listEniflowEnis(): Promise<CloudEni[]> {
+    /**
+     * The ENIs carrying eniflow's creator tag, wherever they are attached (the janitor's view): with `clusterId`
+     * only those tagged for that cluster, with `vpcId` only those in that VPC (the cloud filters both).
+     */
+    async listEniflowEnis(input: { clusterId?: string; vpcId?: string } = {}): Promise<CloudEni[]> {
       const log = logFor({});
+      const tags: Record<string, string> = { [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value };
+      if (input.clusterId !== undefined) tags[ENIFLOW_CLUSTER_TAG_KEY] = input.clusterId;
       const enis = await run(log, () =>
-        deps.ecs.describeEnis({ tags: { [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value } }),
+        deps.ecs.describeEnis({ tags, ...(input.vpcId === undefined ? {} : { vpcId: input.vpcId }) }),
       );
       return (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
     },

@@ -2,7 +2,7 @@
  * The `eniflow` operator commands, over the Temporal client only: read node workflows (search attributes, the
  * `state` query), poke them (signals, the `gc` update) and drive the orphan-ENI janitor.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 
 import { janitorReportQuery, runJanitorUpdate } from '../workflows/janitor-workflow.js';
@@ -30,7 +30,7 @@ export const CLI_USAGE = `usage: eniflow <command> [options]
                                  signal every node whose IpamState is Error
   janitor                        the orphan-ENI janitor's last report
   janitor --dry-run              run a janitor pass that deletes nothing, print what it would delete
-  janitor --delete               run a janitor pass now (deletes orphan ENIs)
+  janitor --delete               run a janitor pass now (deletes orphan ENIs; refused if the janitor runs dry)
 
 options: --json (machine-readable output of status, node, gc, janitor)
 environment: TEMPORAL_* as for the worker and watcher (address, namespace, TLS, API key, task queue);
@@ -409,7 +409,7 @@ async function signalOne(
 export function formatJanitorReport(report: JanitorReport): string[] {
   const lines = [
     `janitor pass at ${report.at}${report.dryRun ? ' (dry run: nothing deleted)' : ''}: ` +
-      `${report.checked} eniflow ENI(s) checked, ${report.orphans.length} orphan(s)`,
+      `${report.checked} ENI(s) of cluster ${report.clusterId} checked, ${report.orphans.length} orphan(s)`,
   ];
   for (const orphan of report.orphans) {
     const deleted = report.deleted.includes(orphan.eniId) ? ' — deleted' : '';
@@ -417,7 +417,17 @@ export function formatJanitorReport(report: JanitorReport): string[] {
       `  ${orphan.eniId} created ${orphan.createdAt}${orphan.node === undefined ? '' : ` for ${orphan.node}`}${deleted}`,
     );
   }
+  for (const spared of report.spared) lines.push(`  ${spared.eniId}: spared by the last check (${spared.reason})`);
   for (const failure of report.failed) lines.push(`  ${failure.eniId}: delete failed: ${failure.error}`);
+  if (report.unowned.length > 0) {
+    lines.push(
+      `${report.unowned.length} eniflow ENI(s) without a cluster tag and in no Node CR (never deleted; check by hand):`,
+    );
+    for (const eni of report.unowned) {
+      lines.push(`  ${eni.eniId} ${eni.status}${eni.node === undefined ? '' : ` for ${eni.node}`}`);
+    }
+  }
+  if (report.adopted > 0) lines.push(`adopted: ${report.adopted} eniflow ENI(s) without a cluster tag, listed in a CR`);
   const kept = Object.entries(report.kept).map(([reason, count]) => `${reason} ${count}`);
   if (kept.length > 0) lines.push(`kept: ${kept.join(', ')}`);
   return lines;
@@ -431,7 +441,15 @@ async function janitor(context: CliContext, parsed: Parsed): Promise<void> {
   const handle = context.client.workflow.getHandle(context.janitorWorkflowId ?? JANITOR_WORKFLOW_ID);
   let report: JanitorReport | undefined;
   if (parsed.flags.has('--dry-run') || parsed.flags.has('--delete')) {
-    report = await handle.executeUpdate(runJanitorUpdate, { args: [{ dryRun: parsed.flags.has('--dry-run') }] });
+    try {
+      report = await handle.executeUpdate(runJanitorUpdate, { args: [{ dryRun: parsed.flags.has('--dry-run') }] });
+    } catch (error) {
+      // The janitor refuses deletes its recorded settings do not allow: say why, not a stack trace.
+      if (error instanceof WorkflowUpdateFailedError) {
+        throw new CliError(`janitor: ${error.cause instanceof Error ? error.cause.message : error.message}`, 1);
+      }
+      throw error;
+    }
   } else {
     report = await handle.query(janitorReportQuery);
   }

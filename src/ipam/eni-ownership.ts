@@ -15,6 +15,64 @@ export const DEFAULT_TAG_BLOCK_LIST: readonly EniTag[] = [
 /** The tag eniflow puts on every ENI it creates (the activities add it; the janitor lists by it). */
 export const ENIFLOW_CREATOR_TAG = { key: 'creator', value: 'eniflow' } as const;
 
+/**
+ * Key of the tag naming the cluster an ENI was created for (value: the configured cluster id). `creator=eniflow`
+ * alone is shared by every eniflow cluster of the account: this tag is what keeps one cluster's clean-ups off the
+ * ENIs of another.
+ */
+export const ENIFLOW_CLUSTER_TAG_KEY = 'eniflow.io/cluster-id';
+
+/** Tag the node workflow puts on every ENI it creates: which node asked for it. */
+export const ENIFLOW_NODE_TAG = 'eniflow.io/node';
+
+/** How an ENI relates to this cluster, from its tags: ours, another cluster's, or made before the cluster tag. */
+export type EniClusterOwnership = 'thisCluster' | 'otherCluster' | 'legacy' | 'notEniflow';
+
+export function clusterOwnershipOf(input: {
+  tags: Readonly<Record<string, string>> | undefined;
+  clusterId: string;
+}): EniClusterOwnership {
+  const tags = input.tags ?? {};
+  if (tags[ENIFLOW_CREATOR_TAG.key] !== ENIFLOW_CREATOR_TAG.value) return 'notEniflow';
+  const cluster = tags[ENIFLOW_CLUSTER_TAG_KEY];
+  if (cluster === undefined) return 'legacy';
+  return cluster === input.clusterId ? 'thisCluster' : 'otherCluster';
+}
+
+/** What GC may do with an ENI it was asked to remove, from the cloud's fresh view of it. */
+export type GcRemovalVerdict =
+  /** The cloud does not know it: forgotten without a call. */
+  | 'gone'
+  /** Attached to this node's instance, or Available and created by eniflow for this node of this cluster. */
+  | 'remove'
+  /** Attached to another instance: never detached. */
+  | 'attachedElsewhere'
+  /** Not attached here and not tagged for this node and cluster: not provably ours, kept untouched. */
+  | 'notProvablyOurs';
+
+/**
+ * The last check before GC detaches or deletes an ENI. The CR (and a forged or stale workflow state) can name any
+ * ENI id; only the cloud's own view says whether it is this node's: attached to this node's instance, or tagged as
+ * created by eniflow for this node of this cluster. Anything else is left alone, whatever the CR says.
+ */
+export function gcRemovalVerdict(input: {
+  cloud: Readonly<CloudEni> | undefined;
+  instanceId: string;
+  nodeName: string;
+  clusterId: string;
+}): GcRemovalVerdict {
+  const { cloud } = input;
+  if (cloud === undefined) return 'gone';
+  const attachedTo = cloud.instanceId ?? '';
+  if (attachedTo !== '' && attachedTo !== input.instanceId) return 'attachedElsewhere';
+  if (attachedTo !== '' && input.instanceId !== '') return 'remove';
+  const tags = cloud.tags ?? {};
+  const ours =
+    clusterOwnershipOf({ tags, clusterId: input.clusterId }) === 'thisCluster' &&
+    tags[ENIFLOW_NODE_TAG] === input.nodeName;
+  return ours ? 'remove' : 'notProvablyOurs';
+}
+
 /** ENI types this controller may ever detach or delete: the kinds it creates (and the saga's typeless record). */
 const DELETABLE_TYPES: readonly (string | undefined)[] = ['Secondary', 'Trunk', undefined];
 
@@ -98,6 +156,8 @@ export function resolveUnlistedEnis(input: {
   instanceId: string;
   eniSpec: Readonly<EniSpec>;
   nowRfc3339: string;
+  /** This cluster's id: an ENI tagged for another cluster is never "ours". */
+  clusterId: string;
 }): { enis: NetworkInterfaces; reports: UnlistedEniReport[] } {
   const enis = cloneNetworkInterfaces(input.enis);
   const byId = new Map(input.cloud.map((cloud) => [cloud.eniId, cloud]));
@@ -138,7 +198,9 @@ export function resolveUnlistedEnis(input: {
     }
     if (attachedTo === input.instanceId && cloud.status !== 'Available') {
       if (eni.status !== 'Deleting') eni.status = cloud.status;
-      if (cloud.tags?.[ENIFLOW_CREATOR_TAG.key] === ENIFLOW_CREATOR_TAG.value) {
+      const ownership = clusterOwnershipOf({ tags: cloud.tags, clusterId: input.clusterId });
+      // A legacy ENI (no cluster tag) the CR of this node lists is adopted: it stays managed by this node.
+      if (ownership === 'thisCluster' || ownership === 'legacy') {
         // Ours, only filtered out by a tagFilter that misses eniflow's own tags: dropping it would leave it
         // attached and unmanaged (the janitor never touches attached ENIs), so it stays managed.
         report(

@@ -104,6 +104,7 @@ export async function runWatcher(
       client,
       taskQueue: config.temporal.taskQueue,
       nodeSettings: config.nodeSettings,
+      janitorSettings: config.janitorSettings,
       // Read when a workflow is started, by then the informer below exists.
       instanceOf: (nodeName) => instanceIdOf(nodeCrs.view(nodeName)),
     });

@@ -2,8 +2,10 @@ import { hostname } from 'node:os';
 
 import { ConfigError, loadTemporalConnectionConfig, TEMPORAL_ENV } from '../config.js';
 import type { TemporalConnectionConfig } from '../config.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
+import type { JanitorSettings } from '../shared/janitor-settings.js';
 import { DEFAULT_NODE_SETTINGS } from '../workflows/messages.js';
-import type { NodeIpamSettings } from '../workflows/messages.js';
+import type { NodeIpamSettings, NodeIpamTunables } from '../workflows/messages.js';
 
 /** Everything the watcher process needs, parsed once from the environment. */
 export interface WatcherConfig {
@@ -35,8 +37,13 @@ export interface WatcherConfig {
   logLevel: string;
   /** `host:port` of the health and metrics endpoint; absent → none. */
   healthAddress?: string;
-  /** Settings recorded in every node workflow this watcher starts: the defaults with `NODE_WORKFLOW_SETTINGS` over them. */
+  /**
+   * Settings recorded in every node workflow this watcher starts: the defaults with `NODE_WORKFLOW_SETTINGS` over
+   * them, and the cluster id.
+   */
   nodeSettings: NodeIpamSettings;
+  /** Settings recorded in the janitor this watcher starts, in full: the cluster id and VPC, `JANITOR_DRY_RUN`. */
+  janitorSettings: JanitorSettings;
   /** The leader's IPAM metrics: how many nodes get their own waiting-pod series, and how often states are counted. */
   metrics?: { topNodes?: number; nodeStatePollMs?: number };
 }
@@ -46,6 +53,11 @@ export const WATCHER_METRICS_DEFAULTS = { topNodes: 20, nodeStatePollMs: 60_000 
 
 /** The environment variables the watcher reads, with their meaning. */
 export const WATCHER_ENV = {
+  ENIFLOW_CLUSTER_ID:
+    'this cluster’s id (required; the ACK cluster id where there is one): tagged on every ENI eniflow creates, and the only ENIs its clean-ups touch',
+  ENIFLOW_VPC_ID: 'the cluster’s VPC id: the janitor then lists only ENIs in this VPC (default: no VPC filter)',
+  JANITOR_DRY_RUN:
+    '`true`: the janitor reports orphan ENIs and deletes nothing, whatever a `runJanitor` asks (default `false`)',
   KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
   ...TEMPORAL_ENV,
   LEASE_NAMESPACE: 'namespace of the leader-election Lease (default `kube-system`)',
@@ -94,7 +106,7 @@ function positiveNumber(input: {
  * Parses `NODE_WORKFLOW_SETTINGS`: a JSON object whose keys are settings of {@link NodeIpamSettings} and whose values
  * are positive whole milliseconds or counts. Only workflows started afterwards get them (settings are recorded input).
  */
-function nodeSettingsFrom(text: string | undefined, problems: string[]): NodeIpamSettings {
+function nodeSettingsFrom(text: string | undefined, problems: string[]): NodeIpamTunables {
   if (text === undefined || text.trim() === '') return DEFAULT_NODE_SETTINGS;
   let parsed: unknown;
   try {
@@ -117,7 +129,33 @@ function nodeSettingsFrom(text: string | undefined, problems: string[]): NodeIpa
       settings[key] = value;
     }
   }
-  return settings as unknown as NodeIpamSettings;
+  return settings as unknown as NodeIpamTunables;
+}
+
+/** An ACK cluster id, or any id a tag value can hold: letters, digits, `.`, `_`, `-`, at most 128. */
+const CLUSTER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const VPC_ID = /^vpc-[A-Za-z0-9]+$/;
+
+/** The cluster identity every workflow this watcher starts records: `ENIFLOW_CLUSTER_ID` and `ENIFLOW_VPC_ID`. */
+function clusterIdentityFrom(env: Env, problems: string[]): { clusterId: string; vpcId?: string } {
+  const clusterId = env['ENIFLOW_CLUSTER_ID'] ?? '';
+  if (clusterId === '') {
+    problems.push('ENIFLOW_CLUSTER_ID is required (the ACK cluster id, or any id unique in the account and region)');
+  } else if (!CLUSTER_ID.test(clusterId)) {
+    problems.push(`ENIFLOW_CLUSTER_ID must be letters, digits, ".", "_" or "-" (at most 128), got "${clusterId}"`);
+  }
+  const vpcId = env['ENIFLOW_VPC_ID'];
+  if (vpcId === undefined || vpcId === '') return { clusterId };
+  if (!VPC_ID.test(vpcId)) problems.push(`ENIFLOW_VPC_ID must be a VPC id (vpc-…), got "${vpcId}"`);
+  return { clusterId, vpcId };
+}
+
+function janitorDryRunFrom(env: Env, problems: string[]): boolean {
+  const text = env['JANITOR_DRY_RUN'];
+  if (text === undefined || text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  problems.push(`JANITOR_DRY_RUN must be true or false, got "${text}"`);
+  return false;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -162,6 +200,7 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
   const identity = env['POD_IDENTITY'] ?? env['POD_NAME'] ?? hostname();
   if (identity === '') problems.push('POD_IDENTITY must not be empty');
 
+  const cluster = clusterIdentityFrom(env, problems);
   const config: WatcherConfig = {
     temporal: loadTemporalConnectionConfig(env, problems),
     lease: {
@@ -187,7 +226,8 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
       listTimeoutMs: positiveNumber({ env, name: 'LIST_TIMEOUT_SECONDS', fallback: 60, problems }) * 1000,
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
-    nodeSettings: nodeSettingsFrom(env['NODE_WORKFLOW_SETTINGS'], problems),
+    nodeSettings: { ...nodeSettingsFrom(env['NODE_WORKFLOW_SETTINGS'], problems), clusterId: cluster.clusterId },
+    janitorSettings: { ...DEFAULT_JANITOR_SETTINGS, ...cluster, dryRun: janitorDryRunFrom(env, problems) },
     metrics: {
       topNodes: positiveNumber({
         env,

@@ -1,9 +1,9 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 
-import { DEFAULT_NODE_SETTINGS, IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
+import { IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
 import type { IpamState, NodeIpamSettings } from '../workflows/messages.js';
-import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
+import type { JanitorSettings } from '../shared/janitor-settings.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
 import {
   JANITOR_WORKFLOW_ID,
@@ -54,21 +54,24 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
   private readonly client: Client;
   private readonly taskQueue: string;
   private readonly nodeSettings: NodeIpamSettings;
+  private readonly janitorSettings: JanitorSettings;
   private readonly instanceOf: (nodeName: string) => string | undefined;
 
   /**
-   * `nodeSettings` (default {@link DEFAULT_NODE_SETTINGS}) are recorded in every node workflow started here;
-   * `instanceOf` names a node's ECS instance for the workflow's static summary, when known.
+   * `nodeSettings` are recorded in every node workflow started here, `janitorSettings` in the janitor (both in
+   * full, with the cluster id); `instanceOf` names a node's ECS instance for the workflow's static summary.
    */
   constructor(options: {
     client: Client;
     taskQueue: string;
-    nodeSettings?: NodeIpamSettings;
+    nodeSettings: NodeIpamSettings;
+    janitorSettings: JanitorSettings;
     instanceOf?: (nodeName: string) => string | undefined;
   }) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
-    this.nodeSettings = options.nodeSettings ?? DEFAULT_NODE_SETTINGS;
+    this.nodeSettings = options.nodeSettings;
+    this.janitorSettings = options.janitorSettings;
     this.instanceOf = options.instanceOf ?? (() => undefined);
   }
 
@@ -114,7 +117,7 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
       workflowId: JANITOR_WORKFLOW_ID,
       taskQueue: this.taskQueue,
       // In full, like the node workflows' settings: a later default never changes what a running janitor replays.
-      args: [{ settings: DEFAULT_JANITOR_SETTINGS }],
+      args: [{ settings: this.janitorSettings }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
   }

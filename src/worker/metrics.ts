@@ -166,6 +166,11 @@ export function createWorkerMetrics(): WorkerMetrics {
     help: 'Orphan ENI deletes that failed (retried next pass).',
     registers,
   });
+  const janitorUnowned = new Gauge({
+    name: 'eniflow_janitor_unowned_enis',
+    help: 'ENIs with creator=eniflow but no cluster tag that no Node CR of this cluster lists (never deleted).',
+    registers,
+  });
 
   const sinks: InjectedSinks<EniflowMetricsSinks> = {
     eniflowMetrics: {
@@ -195,6 +200,7 @@ export function createWorkerMetrics(): WorkerMetrics {
           janitorLastPass.set(Date.now() / 1000);
           if (pass.deleted > 0) janitorDeleted.inc(pass.deleted);
           if (pass.failed > 0) janitorFailures.inc(pass.failed);
+          janitorUnowned.set(pass.unowned);
         },
       },
     },

@@ -160,9 +160,18 @@ export interface NodeIpamSettings {
   pendingPodEventAfterMs: number;
   /** A node whose daemon has not written `spec.eni`/`spec.pool` this long gets one Warning event saying so. */
   daemonWaitEventAfterMs: number;
+  /**
+   * The cluster this node belongs to (`ENIFLOW_CLUSTER_ID`, the ACK cluster id where there is one): tagged on every
+   * ENI the node creates, and required of every ENI its GC removes unless the ENI is attached to the node. It has no
+   * default: a start without it fails at once.
+   */
+  clusterId: string;
 }
 
-export const DEFAULT_NODE_SETTINGS: NodeIpamSettings = {
+/** The node settings that have defaults: all but the cluster identity, which only the configuration can give. */
+export type NodeIpamTunables = Omit<NodeIpamSettings, 'clusterId'>;
+
+export const DEFAULT_NODE_SETTINGS: NodeIpamTunables = {
   minReconcileIntervalMs: 1_000,
   gcPeriodMs: 2 * 60_000,
   openApiSyncPeriodMs: 12 * 3_600_000,

@@ -14,8 +14,11 @@ export interface EniflowMetricsSinks extends Sinks {
     nodePass(pass: { nodeName: string; ok: boolean; ipamState: IpamState; atMs: number }): void;
     /** The node's workflow ended (its Node CR is gone): its per-node series go. */
     nodeGone(node: { nodeName: string }): void;
-    /** One janitor pass: orphans found, ENIs deleted and deletes that failed. */
-    janitorPass(pass: { dryRun: boolean; orphans: number; deleted: number; failed: number }): void;
+    /**
+     * One janitor pass: orphans found, ENIs deleted and deletes that failed, and `unowned` eniflow ENIs without a
+     * cluster tag that no CR lists (reported, never deleted).
+     */
+    janitorPass(pass: { dryRun: boolean; orphans: number; deleted: number; failed: number; unowned: number }): void;
   };
 }
 

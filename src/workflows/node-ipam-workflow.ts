@@ -1,4 +1,5 @@
 import {
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -8,7 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
-import { gcSignal, gcUpdate, reconcileSignal, resyncSignal, stateQuery } from './messages.js';
+import { DEFAULT_NODE_SETTINGS, gcSignal, gcUpdate, reconcileSignal, resyncSignal, stateQuery } from './messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
 import type { CarriedState } from './node/carried-state.js';
@@ -16,7 +17,7 @@ import { NodeReconciler } from './node/node-reconciler.js';
 import { NodeStory } from './node/node-story.js';
 import { gcDeferral } from './node/node-view.js';
 
-/** Input of {@link nodeIpamWorkflow}; `carried` is set only by continue-as-new. */
+/** Input of {@link nodeIpamWorkflow}; `carried` is accepted only from the workflow's own continue-as-new. */
 export interface NodeIpamWorkflowInput {
   nodeName: string;
   settings?: Partial<NodeIpamSettings>;
@@ -30,7 +31,11 @@ export interface NodeIpamWorkflowInput {
  * after `maxPassesPerRun` passes, or when the run is `maxRunAgeMs` old.
  */
 export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<NodeWorkflowState> {
-  const reconciler = new NodeReconciler(input);
+  const reconciler = new NodeReconciler({
+    nodeName: input.nodeName,
+    settings: checkedSettings(input),
+    ...(input.carried === undefined ? {} : { carried: input.carried }),
+  });
   const story: NodeStory = new NodeStory({
     nodeName: input.nodeName,
     view: () => reconciler.view(story.ignoredSignals),
@@ -105,4 +110,29 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
       });
     }
   }
+}
+
+/**
+ * The run's settings, after two refusals that fail the start at once (non-retryable, so nothing is retried and the
+ * failure is plain in the Web UI). `carried` state is preferred to the CR and decides what GC removes: only a run
+ * continued from this workflow may bring it, never a client's fresh start. And without a cluster id the node could
+ * neither tag what it creates nor tell its ENIs from a neighbour cluster's.
+ */
+function checkedSettings(input: NodeIpamWorkflowInput): NodeIpamSettings {
+  if (input.carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined) {
+    throw ApplicationFailure.nonRetryable(
+      'carried state is accepted only from the workflow’s own continue-as-new, not in a fresh start',
+      'ForgedCarriedState',
+    );
+  }
+  // The watcher sends the settings in full; the defaults fill in only for a partial start (tests, the CLI).
+  const settings = { ...DEFAULT_NODE_SETTINGS, ...input.settings };
+  const { clusterId } = settings;
+  if (typeof clusterId !== 'string' || clusterId === '') {
+    throw ApplicationFailure.nonRetryable(
+      'settings.clusterId is required (the watcher passes ENIFLOW_CLUSTER_ID)',
+      'MissingClusterId',
+    );
+  }
+  return { ...settings, clusterId };
 }

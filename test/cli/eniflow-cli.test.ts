@@ -18,6 +18,7 @@ import { runCli } from '../../src/cli/commands.js';
 import type { CliContext, StatusReport } from '../../src/cli/commands.js';
 import { TemporalWorkflowGateway } from '../../src/watcher/workflow-gateway.js';
 import type { eniJanitorWorkflow } from '../../src/workflows/janitor-workflow.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../../src/shared/janitor-settings.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import type { NodeWorkflowState } from '../../src/workflows/messages.js';
 import {
@@ -27,7 +28,14 @@ import {
   JANITOR_WORKFLOW_TYPE,
   nodeWorkflowId,
 } from '../../src/shared/workflow-ids.js';
-import { TEST_SETTINGS, allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
+import {
+  TEST_CLUSTER_ID,
+  TEST_SETTINGS,
+  allBound,
+  demoNodeSpec,
+  openScenarioEnv,
+  withScenario,
+} from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
 
 const execFileAsync = promisify(execFile);
@@ -86,7 +94,8 @@ describe('eniflow CLI and the Web UI story', () => {
         const gateway = new TemporalWorkflowGateway({
           client: env.temporal.client,
           taskQueue: scenario.taskQueue,
-          nodeSettings: { ...DEFAULT_NODE_SETTINGS, ...TEST_SETTINGS },
+          nodeSettings: { ...DEFAULT_NODE_SETTINGS, ...TEST_SETTINGS, clusterId: TEST_CLUSTER_ID },
+          janitorSettings: { ...DEFAULT_JANITOR_SETTINGS, clusterId: TEST_CLUSTER_ID },
         });
         await scenario.createPods(['a']);
         await gateway.signalNode({ nodeName: scenario.nodeName, reason: { reason: 'test' } });
@@ -270,13 +279,14 @@ describe('eniflow CLI and the Web UI story', () => {
         tag: [
           new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'creator', value: 'eniflow' }),
           new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'eniflow.io/node', value: scenario.nodeName }),
+          new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'eniflow.io/cluster-id', value: TEST_CLUSTER_ID }),
         ],
       });
       const janitorWorkflowId = `janitor-${scenario.nodeName}`;
       const janitor = await env.temporal.client.workflow.start<typeof eniJanitorWorkflow>(JANITOR_WORKFLOW_TYPE, {
         workflowId: janitorWorkflowId,
         taskQueue: scenario.taskQueue,
-        args: [{ settings: { graceMs: 0, intervalMs: 60 * 60_000 } }],
+        args: [{ settings: { graceMs: 0, intervalMs: 60 * 60_000, clusterId: TEST_CLUSTER_ID } }],
       });
       try {
         const before = await cli(scenario, ['janitor'], { janitorWorkflowId });
@@ -291,7 +301,7 @@ describe('eniflow CLI and the Web UI story', () => {
         assert.equal(dry.code, 0);
         assert.match(
           dry.lines[0] ?? '',
-          /^janitor pass at \S+ \(dry run: nothing deleted\): \d+ eniflow ENI\(s\) checked, \d+ orphan/,
+          /^janitor pass at \S+ \(dry run: nothing deleted\): \d+ ENI\(s\) of cluster eniflow-test checked, \d+ orphan/,
         );
         assert.ok(
           dry.lines.some(
@@ -308,6 +318,26 @@ describe('eniflow CLI and the Web UI story', () => {
           inventory.networkInterfaces.some((eni) => eni.eniId === orphan),
           'a dry run deletes nothing',
         );
+
+        // A janitor whose recorded settings say dryRun: --delete is refused, and nothing is deleted.
+        const dryJanitorId = `janitor-dry-${scenario.nodeName}`;
+        const dryJanitor = await env.temporal.client.workflow.start<typeof eniJanitorWorkflow>(JANITOR_WORKFLOW_TYPE, {
+          workflowId: dryJanitorId,
+          taskQueue: scenario.taskQueue,
+          args: [{ settings: { graceMs: 0, intervalMs: 60 * 60_000, clusterId: TEST_CLUSTER_ID, dryRun: true } }],
+        });
+        try {
+          const refused = await cli(scenario, ['janitor', '--delete'], { janitorWorkflowId: dryJanitorId });
+          assert.notEqual(refused.code, 0);
+          assert.match(refused.text, /started with dryRun: true and never deletes/);
+          const still = await scenario.emulator.emulator.admin.inventory();
+          assert.ok(
+            still.networkInterfaces.some((eni) => eni.eniId === orphan),
+            '--delete on a dry janitor deletes nothing',
+          );
+        } finally {
+          await dryJanitor.terminate('test finished');
+        }
       } finally {
         await janitor.terminate('test finished');
       }

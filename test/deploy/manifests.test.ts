@@ -24,6 +24,7 @@ import type {
 } from '@kubernetes/client-node';
 
 import { WORKER_ENV } from '../../src/config.js';
+import { WATCHER_ENV, loadWatcherConfig } from '../../src/watcher/watcher-config.js';
 import { REPO_ROOT, readRepoFile, renderDeployBase } from './deploy-tools.js';
 
 const NAMESPACE = 'eniflow-system';
@@ -212,6 +213,12 @@ describe('kustomize build deploy', () => {
           LEASE_NAMESPACE: 'metadata.namespace',
           POD_NAME: 'metadata.name',
           HEALTH_ADDRESS: healthAddress,
+          // Left empty on purpose: the watcher refuses to start until the operator sets this cluster's id.
+          ENIFLOW_CLUSTER_ID: '',
+        });
+        assert.ok('ENIFLOW_CLUSTER_ID' in WATCHER_ENV);
+        assert.throws(() => loadWatcherConfig({ ENIFLOW_CLUSTER_ID: '' }), {
+          message: /ENIFLOW_CLUSTER_ID is required/,
         });
       }
       assert.deepEqual(

@@ -90,7 +90,10 @@ describe('overlays/tls-example', () => {
       writeFileSync(file, `PEM for ${key}`);
       env[key] = file;
     }
-    for (const temporal of [loadWorkerConfig(env).temporal, loadWatcherConfig(env).temporal]) {
+    for (const temporal of [
+      loadWorkerConfig(env).temporal,
+      loadWatcherConfig({ ...env, ENIFLOW_CLUSTER_ID: 'c-test' }).temporal,
+    ]) {
       assert.equal(temporal.address, data['TEMPORAL_ADDRESS']);
       assert.ok(typeof temporal.tls === 'object');
       assert.equal(

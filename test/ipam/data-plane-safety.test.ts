@@ -27,6 +27,7 @@ import { aCloudEni, aRequest, aSpec, aVSwitch, anEni, anIp, enisOf, vSwitchesOf 
 import { scenarioArb } from './scenario-arbitrary.js';
 
 const NOW = '2026-12-03T08:00:00Z';
+const CLUSTER_ID = 'c-this';
 
 /** A cloud ENI attached to this test's instance `i-1`, untagged, with only its primary address. */
 function cloudEni(eniId: string, overrides: Partial<CloudEni> = {}): CloudEni {
@@ -50,6 +51,7 @@ describe('resolveUnlistedEnis', () => {
       instanceId: 'i-1',
       eniSpec: { enableIPv4: true },
       nowRfc3339: NOW,
+      clusterId: CLUSTER_ID,
     });
 
   const rows: {
@@ -71,12 +73,27 @@ describe('resolveUnlistedEnis', () => {
     },
     { name: 'attached here, idle', eni: idle('e'), cloud: {}, outcome: 'forgottenAttached', kept: false },
     {
-      name: 'attached here, created by eniflow (tagFilter misses its tags): still managed',
+      name: 'attached here, created by eniflow before the cluster tag (tagFilter misses its tags): adopted, managed',
       eni: idle('e'),
       cloud: { tags: { creator: 'eniflow' } },
       outcome: 'keptOwn',
       kept: true,
       status: 'InUse',
+    },
+    {
+      name: 'attached here, created by eniflow for this cluster: still managed',
+      eni: idle('e'),
+      cloud: { tags: { creator: 'eniflow', 'eniflow.io/cluster-id': CLUSTER_ID } },
+      outcome: 'keptOwn',
+      kept: true,
+      status: 'InUse',
+    },
+    {
+      name: 'attached here, created by eniflow for another cluster: not ours to manage',
+      eni: idle('e'),
+      cloud: { tags: { creator: 'eniflow', 'eniflow.io/cluster-id': 'c-other' } },
+      outcome: 'forgottenAttached',
+      kept: false,
     },
     {
       name: 'attached elsewhere, serving a pod',
@@ -389,6 +406,7 @@ describe('data-plane safety (property)', () => {
           instanceId: 'i-1',
           eniSpec: s.spec.eni ?? {},
           nowRfc3339: NOW,
+          clusterId: CLUSTER_ID,
         });
         for (const candidate of [shrunk.enis, unlisted.enis]) {
           for (const action of planGc({ enis: candidate })) {

@@ -27,6 +27,7 @@ import {
   deletePodNow,
   kubeTestClients,
   readNodeCr,
+  TEST_CLUSTER_ID,
   uniqueName,
 } from '../support/kube-env.js';
 import type { KubeTestClients } from '../support/kube-env.js';
@@ -59,6 +60,7 @@ before(async () => {
     ENI_POLL_INTERVAL_MS: '20',
     LEASE_NAMESPACE: 'default',
     LEASE_NAME: uniqueName('eniflow-watcher'),
+    ENIFLOW_CLUSTER_ID: TEST_CLUSTER_ID,
   };
   worker = await startWorker({ config: loadWorkerConfig(env), logger });
   watcher = await runWatcher(loadWatcherConfig(env), { logger });

@@ -41,6 +41,7 @@ import {
   NODE_CR_RESOURCE,
   readNodeCr,
   readyCondition,
+  TEST_CLUSTER_ID,
   uniqueName,
 } from './kube-env.js';
 import type { KubeTestClients } from './kube-env.js';
@@ -194,6 +195,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     LOG_LEVEL: 'info',
     LEASE_NAMESPACE: 'default',
     LEASE_NAME: uniqueName('eniflow-chaos'),
+    ENIFLOW_CLUSTER_ID: TEST_CLUSTER_ID,
     ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: JSON.stringify(options.nodeSettings) }),
   };
   const worker = new WorkerProcess({ env, logDir: runDir, name: 'worker' });
@@ -315,7 +317,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
       const janitor = await client.workflow.start<typeof eniJanitorWorkflow>(JANITOR_WORKFLOW_TYPE, {
         workflowId: uniqueName('chaos-janitor'),
         taskQueue: TASK_QUEUE,
-        args: [{ settings: { graceMs, intervalMs: 60 * 60_000 } }],
+        args: [{ settings: { graceMs, intervalMs: 60 * 60_000, clusterId: TEST_CLUSTER_ID } }],
       });
       try {
         return await janitor.executeUpdate(runJanitorUpdate, { args: [{}] });

@@ -22,6 +22,9 @@ import {
 import type { NodeCr, NodeSpec } from '../../src/ipam/index.js';
 
 /** A KubeConfig for the shared test server, authenticated as a system:masters user. */
+
+/** The cluster id of the test set-ups (what `ENIFLOW_CLUSTER_ID` gives the watcher in production). */
+export const TEST_CLUSTER_ID = 'eniflow-test';
 export function kubeConfigFromTestEnv(): KubeConfig {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({

@@ -40,9 +40,11 @@ import {
   kubeTestClients,
   NODE_CR_RESOURCE,
   readNodeCr,
+  TEST_CLUSTER_ID,
   uniqueName,
 } from './kube-env.js';
 import type { KubeTestClients } from './kube-env.js';
+export { TEST_CLUSTER_ID } from './kube-env.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from './temporal-env.js';
 import { bundleNodeWorkflow } from './workflow-bundle.js';
 import type { TemporalTestEnv } from './temporal-env.js';
@@ -55,14 +57,15 @@ export interface ScenarioEnv {
   close(): Promise<void>;
 }
 
-export async function openScenarioEnv(): Promise<ScenarioEnv> {
+export async function openScenarioEnv(options: { workflowsPath?: string } = {}): Promise<ScenarioEnv> {
   const temporal = await connectTemporalTestEnv();
-  const bundle = await bundleNodeWorkflow();
+  const bundle = await bundleNodeWorkflow(options.workflowsPath);
   return { temporal, kube: kubeTestClients(), bundle, close: () => temporal.close() };
 }
 
 /** Fast settings so scenarios settle in seconds; each test may override. */
 export const TEST_SETTINGS: Partial<NodeIpamSettings> = {
+  clusterId: TEST_CLUSTER_ID,
   minReconcileIntervalMs: 200,
   gcPeriodMs: 60 * 60_000,
   idleWakeMs: 2_000,
@@ -253,6 +256,7 @@ export async function startNodeScenario(
       ALIBABA_CLOUD_ACCESS_KEY_SECRET: emulator.emulator.accessKeySecret,
       KUBECONFIG: requireTestEnvVar(TEST_ENV_VARS.kubeconfig),
       ENI_POLL_INTERVAL_MS: '20',
+      ENIFLOW_CLUSTER_ID: TEST_CLUSTER_ID,
       LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
     }),
     worker: {

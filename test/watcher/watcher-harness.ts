@@ -7,10 +7,11 @@ import type { Client } from '@temporalio/client';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import type { WatcherConfig } from '../../src/watcher/main.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../../src/shared/janitor-settings.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import type { ReconcileReason } from '../../src/workflows/messages.js';
 import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
-import { uniqueName } from '../support/kube-env.js';
+import { TEST_CLUSTER_ID, uniqueName } from '../support/kube-env.js';
 
 export interface TestWatcherConfigInput {
   taskQueue: string;
@@ -38,7 +39,8 @@ export function testWatcherConfig(input: TestWatcherConfigInput): WatcherConfig 
     startSweepNodesPerSecond: 20,
     watch: { serverTimeoutSeconds: 60, idleTimeoutMs: 90_000, listTimeoutMs: 60_000 },
     logLevel: process.env['TEST_LOG_LEVEL'] ?? 'warn',
-    nodeSettings: DEFAULT_NODE_SETTINGS,
+    nodeSettings: { ...DEFAULT_NODE_SETTINGS, clusterId: TEST_CLUSTER_ID },
+    janitorSettings: { ...DEFAULT_JANITOR_SETTINGS, clusterId: TEST_CLUSTER_ID },
   };
 }
 

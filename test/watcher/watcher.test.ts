@@ -29,6 +29,7 @@ import {
   deleteNodeCr,
   deletePodNow,
   kubeTestClients,
+  TEST_CLUSTER_ID,
   uniqueName,
 } from '../support/kube-env.js';
 import type { KubeTestClients } from '../support/kube-env.js';
@@ -211,7 +212,7 @@ describe('signals', () => {
     // The settings are recorded input (docs/decisions.md): the full defaults, never left to the workflow's constants.
     assert.deepEqual(JSON.parse(Buffer.from(input).toString('utf8')), {
       nodeName: busyNode,
-      settings: DEFAULT_NODE_SETTINGS,
+      settings: { ...DEFAULT_NODE_SETTINGS, clusterId: TEST_CLUSTER_ID },
     });
   });
 

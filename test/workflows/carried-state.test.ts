@@ -12,7 +12,7 @@ import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { DEFAULT_NODE_SETTINGS, reconcileSignal } from '../../src/workflows/messages.js';
 import { CARRIED_STATE_VERSION, upgradeCarriedState } from '../../src/workflows/node/carried-state.js';
 import { NODE_CR_RESOURCE } from '../support/kube-env.js';
-import { allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
+import { TEST_CLUSTER_ID, allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
 
 let env: ScenarioEnv;
@@ -95,7 +95,11 @@ describe('state across continue-as-new', () => {
   it('runs with the production default settings it was started with (recorded for the replay tests)', async () => {
     await withScenario(
       env,
-      { name: 'production-defaults', spec: demoNodeSpec({ instance: 'large-h' }), settings: DEFAULT_NODE_SETTINGS },
+      {
+        name: 'production-defaults',
+        spec: demoNodeSpec({ instance: 'large-h' }),
+        settings: { ...DEFAULT_NODE_SETTINGS, clusterId: TEST_CLUSTER_ID },
+      },
       async (scenario) => {
         await scenario.createPods(['a', 'b']);
         await scenario.signal();
@@ -106,7 +110,7 @@ describe('state across continue-as-new', () => {
         const input = JSON.parse(Buffer.from(started.input.payloads[0].data).toString('utf8')) as {
           settings?: Record<string, unknown>;
         };
-        assert.deepEqual(input.settings, DEFAULT_NODE_SETTINGS);
+        assert.deepEqual(input.settings, { ...DEFAULT_NODE_SETTINGS, clusterId: TEST_CLUSTER_ID });
         // With ENIFLOW_RECORD_HISTORIES=1 the scenario's close records this history as production-defaults.json.
       },
     );

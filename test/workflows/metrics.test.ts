@@ -25,7 +25,9 @@ import { workerMetrics } from '../../src/worker/metrics.js';
 import { runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow } from '../../src/workflows/janitor-workflow.js';
 import { JANITOR_WORKFLOW_TYPE } from '../../src/shared/workflow-ids.js';
-import { uniqueName } from '../support/kube-env.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../../src/shared/janitor-settings.js';
+import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
+import { TEST_CLUSTER_ID, uniqueName } from '../support/kube-env.js';
 import {
   allBound,
   bindingsOf,
@@ -153,11 +155,14 @@ describe('worker metrics', () => {
     const janitor = await env.temporal.client.workflow.start<typeof eniJanitorWorkflow>(JANITOR_WORKFLOW_TYPE, {
       workflowId: `janitor-metrics-${scenario.nodeName}`,
       taskQueue: scenario.taskQueue,
-      args: [{ settings: { graceMs: 0, intervalMs: 60 * 60_000 } }],
+      args: [{ settings: { graceMs: 0, intervalMs: 60 * 60_000, clusterId: TEST_CLUSTER_ID } }],
     });
     try {
       await scenario.emulator.createEni({
-        tag: [new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'creator', value: 'eniflow' })],
+        tag: [
+          new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'creator', value: 'eniflow' }),
+          new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'eniflow.io/cluster-id', value: TEST_CLUSTER_ID }),
+        ],
       });
       const report = await janitor.executeUpdate(runJanitorUpdate, { args: [{}] });
       assert.equal(report.deleted.length, 1);
@@ -176,7 +181,12 @@ describe('worker metrics', () => {
 
 /** Signals only the scenario's node: the shared apiserver has other tests' nodes, which this worker must not touch. */
 function gatewayFor(scenario: NodeScenario): WorkflowGateway {
-  const gateway = new TemporalWorkflowGateway({ client: env.temporal.client, taskQueue: scenario.taskQueue });
+  const gateway = new TemporalWorkflowGateway({
+    client: env.temporal.client,
+    taskQueue: scenario.taskQueue,
+    nodeSettings: { ...DEFAULT_NODE_SETTINGS, clusterId: TEST_CLUSTER_ID },
+    janitorSettings: { ...DEFAULT_JANITOR_SETTINGS, clusterId: TEST_CLUSTER_ID },
+  });
   return {
     signalNode: async (signal) => {
       if (signal.nodeName === scenario.nodeName) await gateway.signalNode(signal);

@@ -4,6 +4,7 @@
  * the cloud recovers (no signal) and says `Recovered`; a blocked vSwitch shows in `state` and a resync lifts it.
  */
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 
 import type { CoreV1Event } from '@kubernetes/client-node';
@@ -11,9 +12,9 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { resyncSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { NodeIpamSettings } from '../../src/workflows/messages.js';
-import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
 import { CARRIED_STATE_VERSION } from '../../src/workflows/node/carried-state.js';
-import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
+import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
+import type { continuedNodeStart } from '../support/continued-start-workflows.js';
 import { DEMO } from '../support/ecs-emulator.js';
 import {
   createCoreNode,
@@ -36,7 +37,9 @@ import type { ScenarioEnv } from '../support/node-scenario.js';
 
 let env: ScenarioEnv;
 before(async () => {
-  env = await openScenarioEnv();
+  env = await openScenarioEnv({
+    workflowsPath: fileURLToPath(new URL('../support/continued-start-workflows.ts', import.meta.url)),
+  });
 });
 after(async () => {
   await env.close();
@@ -81,7 +84,8 @@ async function startLongFailingNode(input: {
   taskQueue: string;
   settings: Partial<NodeIpamSettings>;
 }): Promise<void> {
-  await env.temporal.client.workflow.start<typeof nodeIpamWorkflow>(NODE_WORKFLOW_TYPE, {
+  // A fresh start refuses carried state: the test bundle's continuedNodeStart hands it on by continue-as-new.
+  await env.temporal.client.workflow.start<typeof continuedNodeStart>('continuedNodeStart', {
     workflowId: nodeWorkflowId(input.nodeName),
     taskQueue: input.taskQueue,
     args: [

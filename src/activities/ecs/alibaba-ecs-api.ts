@@ -278,6 +278,7 @@ export class AlibabaEcsApi implements EcsApi {
     instanceId?: string;
     eniIds?: readonly string[];
     tags?: Readonly<Record<string, string>>;
+    vpcId?: string;
   }): Promise<CloudEni[]> {
     const { $Ecs } = await this.sdk();
     const enis: CloudEni[] = [];
@@ -286,6 +287,7 @@ export class AlibabaEcsApi implements EcsApi {
       const sdkRequest = new $Ecs.DescribeNetworkInterfacesRequest({ regionId: this.regionId, maxResults: 500 });
       if (request.instanceId !== undefined) sdkRequest.instanceId = request.instanceId;
       if (request.eniIds !== undefined) sdkRequest.networkInterfaceId = [...request.eniIds];
+      if (request.vpcId !== undefined) sdkRequest.vpcId = request.vpcId;
       if (request.tags !== undefined && Object.keys(request.tags).length > 0) {
         sdkRequest.tag = tagsOf(request.tags).map((tag) => new $Ecs.DescribeNetworkInterfacesRequestTag(tag));
       }

@@ -34,6 +34,7 @@ export interface EcsApi {
     instanceId?: string;
     eniIds?: readonly string[];
     tags?: Readonly<Record<string, string>>;
+    vpcId?: string;
   }): Promise<CloudEni[]>;
   assignIpv4(request: {
     eniId: string;

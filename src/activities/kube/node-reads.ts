@@ -114,12 +114,19 @@ export function createNodeReads(ctx: KubeContext) {
       return { digest, base: input.base, changes: jsonDelta(base, view) };
     },
 
-    /** The ids of every ENI any Node CR lists (the janitor never touches those). */
-    async listKnownEniIds(): Promise<string[]> {
+    /**
+     * The ids of every ENI any Node CR lists (the janitor never touches those). The plan reads the watch cache;
+     * `live` (the re-check right before a delete) reads from etcd, so a status write that just landed is seen.
+     */
+    async listKnownEniIds(input: { live?: boolean } = {}): Promise<string[]> {
       try {
         const list = (await custom.listClusterCustomObject(
-          // From the watch cache: the janitor runs rarely and needs no quorum read.
-          { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, resourceVersion: '0' },
+          {
+            group: NODE_CR_GROUP,
+            version: NODE_CR_VERSION,
+            plural: NODE_CR_PLURAL,
+            ...(input.live === true ? {} : { resourceVersion: '0' }),
+          },
           call(),
         )) as { items?: RawObject[] };
         const ids = new Set<string>();

@@ -1,6 +1,13 @@
 import { CancellationScope, uuid4 } from '@temporalio/workflow';
 
-import { DEFINITE_CREATE_REFUSALS, ENIFLOW_NODE_TAG, formatRfc3339, planGc } from '../../ipam/index.js';
+import {
+  DEFINITE_CREATE_REFUSALS,
+  ENIFLOW_CLUSTER_TAG_KEY,
+  ENIFLOW_NODE_TAG,
+  formatRfc3339,
+  gcRemovalVerdict,
+  planGc,
+} from '../../ipam/index.js';
 import type {
   AllocationWithIntent,
   EniAllocation,
@@ -48,11 +55,13 @@ function emptyReport(): StepReport {
 export class EniOperator {
   private readonly nodeName: string;
   private readonly instanceId: string;
+  private readonly clusterId: string;
   private readonly tracker: OperationTracker;
 
-  constructor(input: { nodeName: string; instanceId: string; tracker: OperationTracker }) {
+  constructor(input: { nodeName: string; instanceId: string; clusterId: string; tracker: OperationTracker }) {
     this.nodeName = input.nodeName;
     this.instanceId = input.instanceId;
+    this.clusterId = input.clusterId;
     this.tracker = input.tracker;
   }
 
@@ -144,7 +153,12 @@ export class EniOperator {
               ...(spec.eni.resourceGroupID === undefined ? {} : { resourceGroupId: spec.eni.resourceGroupID }),
               ipv4Count: allocation.ipv4Count,
               ipv6Count: allocation.ipv6Count,
-              tags: { ...(spec.eni.tag ?? {}), [ENIFLOW_NODE_TAG]: this.nodeName },
+              // Node and cluster last, so a spec tag cannot pass the ENI off as another node's or cluster's.
+              tags: {
+                ...(spec.eni.tag ?? {}),
+                [ENIFLOW_NODE_TAG]: this.nodeName,
+                [ENIFLOW_CLUSTER_TAG_KEY]: this.clusterId,
+              },
               clientToken,
             }),
         )
@@ -245,9 +259,14 @@ export class EniOperator {
         () => this.removeEni(action.eniId),
       );
       report.succeededCalls += 1;
-      if (removed === 'attachedElsewhere') {
-        // Never detached from another instance: kept out of every plan, dropped by the next sync if idle.
-        const message = `ENI ${action.eniId} is attached to another instance: not detached or deleted`;
+      if (removed !== 'removed') {
+        // Never detached from another instance, never removed unless provably this node's: kept out of every
+        // plan, dropped by the next sync if idle.
+        const message =
+          removed === 'attachedElsewhere'
+            ? `ENI ${action.eniId} is attached to another instance: not detached or deleted`
+            : `ENI ${action.eniId} is neither attached to this node's instance nor tagged as created by eniflow ` +
+              `for this node of cluster ${this.clusterId}: not detached or deleted`;
         report.outcomes.push({
           kind: 'eniKeptUntouched',
           eniId: action.eniId,
@@ -257,7 +276,7 @@ export class EniOperator {
         report.failed.push({
           operation: 'removeEni',
           eniId: action.eniId,
-          failure: { type: 'EniAttachedElsewhere', message },
+          failure: { type: removed === 'attachedElsewhere' ? 'EniAttachedElsewhere' : 'EniNotProvablyOurs', message },
         });
         return report;
       }
@@ -270,13 +289,19 @@ export class EniOperator {
 
   /**
    * Detaches (when attached here) and deletes an ENI the GC may remove. The ENI is looked up first: one the cloud
-   * does not know is just forgotten (no call), one attached to another instance is never detached.
+   * does not know is just forgotten (no call); one attached to another instance is never detached; one neither
+   * attached here nor tagged for this node and cluster is left alone ({@link gcRemovalVerdict}).
    */
-  private async removeEni(eniId: string): Promise<'removed' | 'attachedElsewhere'> {
+  private async removeEni(eniId: string): Promise<'removed' | 'attachedElsewhere' | 'notProvablyOurs'> {
     const [cloud] = await ecsRead.describeEnisById({ eniIds: [eniId] });
     if (cloud === undefined) return 'removed';
-    const attachedTo = cloud.instanceId ?? '';
-    if (attachedTo !== '' && attachedTo !== this.instanceId) return 'attachedElsewhere';
+    const verdict = gcRemovalVerdict({
+      cloud,
+      instanceId: this.instanceId,
+      nodeName: this.nodeName,
+      clusterId: this.clusterId,
+    });
+    if (verdict === 'attachedElsewhere' || verdict === 'notProvablyOurs') return verdict;
     if (cloud.status !== 'Available') {
       await release.detachEni({ eniId, instanceId: this.instanceId });
       await wait.waitEniStatus({ eniId, status: 'Available', goneIsDone: true });

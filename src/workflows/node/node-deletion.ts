@@ -12,6 +12,7 @@ import type { PassRecord } from './pass-record.js';
 export async function releaseDeletedNode(input: {
   node: NodeCr;
   nodeName: string;
+  clusterId: string;
   enis: NetworkInterfaces;
   tracker: OperationTracker;
   record: PassRecord;
@@ -29,6 +30,7 @@ export async function releaseDeletedNode(input: {
   const operator = new EniOperator({
     nodeName: input.nodeName,
     instanceId: node.spec.nodeMetadata?.instanceID ?? '',
+    clusterId: input.clusterId,
     tracker: input.tracker,
   });
   const gc = await operator.collectGarbage(enis);

@@ -22,7 +22,6 @@ import {
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
-import { DEFAULT_NODE_SETTINGS } from '../messages.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
@@ -72,10 +71,9 @@ export class NodeReconciler {
   dirty = true;
   passesThisRun = 0;
 
-  constructor(input: { nodeName: string; settings?: Partial<NodeIpamSettings>; carried?: CarriedState }) {
+  constructor(input: { nodeName: string; settings: NodeIpamSettings; carried?: CarriedState }) {
     this.nodeName = input.nodeName;
-    // The watcher sends the settings in full; the defaults fill in only for a partial start (tests, the CLI).
-    this.settings = { ...DEFAULT_NODE_SETTINGS, ...input.settings };
+    this.settings = input.settings;
     this.state = input.carried === undefined ? newCarriedState() : upgradeCarriedState(input.carried);
     this.reader = new NodeReader(input.nodeName);
     this.passRecord = new PassRecord(this.state);
@@ -258,6 +256,7 @@ export class NodeReconciler {
       runNextSyncMs: this.nextSyncMs,
       podCount: demand.requests.length,
       instanceId,
+      clusterId: this.settings.clusterId,
       spec,
       vSwitches,
       state: this.state,
@@ -285,7 +284,12 @@ export class NodeReconciler {
     });
 
     // Act, then fold in plan order.
-    const operator = new EniOperator({ nodeName: this.nodeName, instanceId, tracker: this.tracker });
+    const operator = new EniOperator({
+      nodeName: this.nodeName,
+      instanceId,
+      clusterId: this.settings.clusterId,
+      tracker: this.tracker,
+    });
     const allocated = await operator.allocate({ allocations, enis: local.enis, spec, vSwitches });
     enis = foldEniOutcomes(
       local.enis,
@@ -378,6 +382,7 @@ export class NodeReconciler {
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,
+      clusterId: this.settings.clusterId,
       enis: this.startingEnis(node),
       tracker: this.tracker,
       record: this.passRecord,

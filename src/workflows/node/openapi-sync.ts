@@ -19,6 +19,7 @@ import type { PassRecord } from './pass-record.js';
 export async function syncWithOpenApi(input: {
   enis: NetworkInterfaces;
   instanceId: string;
+  clusterId: string;
   spec: ReadyNodeSpec;
   vSwitches: Record<string, VSwitchInfo>;
 }): Promise<{ enis: NetworkInterfaces; unlisted: UnlistedEniReport[]; calls: number }> {
@@ -37,6 +38,7 @@ export async function syncWithOpenApi(input: {
     instanceId: input.instanceId,
     eniSpec: spec.eni,
     nowRfc3339: formatRfc3339(Date.now()),
+    clusterId: input.clusterId,
   });
   return { enis: resolved.enis, unlisted: resolved.reports, calls: 2 };
 }
@@ -52,6 +54,7 @@ export async function syncEnisIfDue(input: {
   runNextSyncMs: number | undefined;
   podCount: number;
   instanceId: string;
+  clusterId: string;
   spec: ReadyNodeSpec;
   vSwitches: Record<string, VSwitchInfo>;
   state: CarriedState;

@@ -13,6 +13,7 @@ import {
   stableJson,
 } from '../../../src/watcher/relevant-changes.js';
 import { loadWatcherConfig } from '../../../src/watcher/watcher-config.js';
+import { DEFAULT_JANITOR_SETTINGS } from '../../../src/shared/janitor-settings.js';
 import { DEFAULT_NODE_SETTINGS } from '../../../src/workflows/messages.js';
 
 describe('Coalescer', () => {
@@ -190,8 +191,10 @@ describe('relevant changes', () => {
 });
 
 describe('loadWatcherConfig', () => {
+  const CLUSTER = { ENIFLOW_CLUSTER_ID: 'c-test' };
+
   it('has the documented defaults', () => {
-    const config = loadWatcherConfig({ POD_NAME: 'watcher-0' });
+    const config = loadWatcherConfig({ ...CLUSTER, POD_NAME: 'watcher-0' });
     assert.equal(config.lease.namespace, 'kube-system');
     assert.equal(config.lease.name, 'eniflow-watcher');
     assert.equal(config.lease.identity, 'watcher-0');
@@ -205,26 +208,27 @@ describe('loadWatcherConfig', () => {
 
   it('checks relations only between values that parsed', () => {
     assert.throws(
-      () => loadWatcherConfig({ LEASE_DURATION_SECONDS: '5', RENEW_DEADLINE_SECONDS: 'x' }),
+      () => loadWatcherConfig({ ...CLUSTER, LEASE_DURATION_SECONDS: '5', RENEW_DEADLINE_SECONDS: 'x' }),
       (error: unknown) => {
         assert.ok(error instanceof ConfigError);
         assert.deepEqual(error.problems, ['RENEW_DEADLINE_SECONDS must be a positive number, got "x"']);
         return true;
       },
     );
-    assert.throws(() => loadWatcherConfig({ COALESCE_WINDOW_MS: '500', COALESCE_MAX_DELAY_MS: '100' }), {
+    assert.throws(() => loadWatcherConfig({ ...CLUSTER, COALESCE_WINDOW_MS: '500', COALESCE_MAX_DELAY_MS: '100' }), {
       message: /COALESCE_MAX_DELAY_MS \(100\) must not be shorter than COALESCE_WINDOW_MS \(500\)/,
     });
   });
 
   it('NODE_WORKFLOW_SETTINGS lays settings over the node-workflow defaults, and rejects unknown or bad ones', () => {
-    assert.deepEqual(loadWatcherConfig({}).nodeSettings, DEFAULT_NODE_SETTINGS);
-    assert.deepEqual(loadWatcherConfig({ NODE_WORKFLOW_SETTINGS: '{"gcPeriodMs": 10000}' }).nodeSettings, {
+    assert.deepEqual(loadWatcherConfig(CLUSTER).nodeSettings, { ...DEFAULT_NODE_SETTINGS, clusterId: 'c-test' });
+    assert.deepEqual(loadWatcherConfig({ ...CLUSTER, NODE_WORKFLOW_SETTINGS: '{"gcPeriodMs": 10000}' }).nodeSettings, {
       ...DEFAULT_NODE_SETTINGS,
       gcPeriodMs: 10_000,
+      clusterId: 'c-test',
     });
     assert.throws(
-      () => loadWatcherConfig({ NODE_WORKFLOW_SETTINGS: '{"gcPeriod": 1, "idleWakeMs": -5}' }),
+      () => loadWatcherConfig({ ...CLUSTER, NODE_WORKFLOW_SETTINGS: '{"gcPeriod": 1, "idleWakeMs": -5}' }),
       (error: unknown) => {
         assert.ok(error instanceof ConfigError);
         assert.deepEqual(error.problems, [
@@ -234,17 +238,40 @@ describe('loadWatcherConfig', () => {
         return true;
       },
     );
-    assert.throws(() => loadWatcherConfig({ NODE_WORKFLOW_SETTINGS: '[1]' }), { message: /must be a JSON object/ });
+    assert.throws(() => loadWatcherConfig({ ...CLUSTER, NODE_WORKFLOW_SETTINGS: '[1]' }), {
+      message: /must be a JSON object/,
+    });
+  });
+
+  it('requires the cluster id and records it, the VPC and the janitor dry run in the settings', () => {
+    assert.throws(() => loadWatcherConfig({}), { message: /ENIFLOW_CLUSTER_ID is required/ });
+    assert.throws(() => loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'a b' }), { message: /ENIFLOW_CLUSTER_ID must be/ });
+    assert.throws(() => loadWatcherConfig({ ...CLUSTER, ENIFLOW_VPC_ID: 'v1' }), { message: /ENIFLOW_VPC_ID must be/ });
+    assert.throws(() => loadWatcherConfig({ ...CLUSTER, JANITOR_DRY_RUN: 'yes' }), { message: /JANITOR_DRY_RUN/ });
+    assert.throws(() => loadWatcherConfig({ ...CLUSTER, NODE_WORKFLOW_SETTINGS: '{"clusterId": 1}' }), {
+      message: /clusterId is not a node-workflow setting/,
+    });
+    const config = loadWatcherConfig({ ...CLUSTER, ENIFLOW_VPC_ID: 'vpc-1', JANITOR_DRY_RUN: 'true' });
+    assert.equal(config.nodeSettings.clusterId, 'c-test');
+    assert.deepEqual(config.janitorSettings, {
+      ...DEFAULT_JANITOR_SETTINGS,
+      clusterId: 'c-test',
+      vpcId: 'vpc-1',
+      dryRun: true,
+    });
+    assert.equal(loadWatcherConfig(CLUSTER).janitorSettings.dryRun, false);
+    assert.equal('vpcId' in loadWatcherConfig(CLUSTER).janitorSettings, false);
   });
 
   it('POD_IDENTITY wins over POD_NAME', () => {
-    assert.equal(loadWatcherConfig({ POD_IDENTITY: 'me', POD_NAME: 'pod' }).lease.identity, 'me');
+    assert.equal(loadWatcherConfig({ ...CLUSTER, POD_IDENTITY: 'me', POD_NAME: 'pod' }).lease.identity, 'me');
   });
 
   it('reports every problem at once', () => {
     assert.throws(
       () =>
         loadWatcherConfig({
+          ...CLUSTER,
           LEASE_DURATION_SECONDS: '5',
           RENEW_DEADLINE_SECONDS: '10',
           RETRY_PERIOD_SECONDS: 'soon',

@@ -55,9 +55,12 @@ describe('StartSweep', () => {
   });
 
   it('START_SWEEP_NODES_PER_SECOND sets the rate (default 20)', () => {
-    assert.equal(loadWatcherConfig({}).startSweepNodesPerSecond, 20);
-    assert.equal(loadWatcherConfig({ START_SWEEP_NODES_PER_SECOND: '2.5' }).startSweepNodesPerSecond, 2.5);
-    assert.throws(() => loadWatcherConfig({ START_SWEEP_NODES_PER_SECOND: '0' }), {
+    assert.equal(loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'c-test' }).startSweepNodesPerSecond, 20);
+    assert.equal(
+      loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'c-test', START_SWEEP_NODES_PER_SECOND: '2.5' }).startSweepNodesPerSecond,
+      2.5,
+    );
+    assert.throws(() => loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'c-test', START_SWEEP_NODES_PER_SECOND: '0' }), {
       message: /START_SWEEP_NODES_PER_SECOND must be a positive number/,
     });
   });

@@ -32,6 +32,7 @@ export async function openLogicEnv(): Promise<LogicEnv> {
  * timer a test does not exercise (safety net, sync period, event delays) far out of reach.
  */
 export const FAST_SETTINGS: Partial<NodeIpamSettings> = {
+  clusterId: 'eniflow-test',
   minReconcileIntervalMs: 0,
   gcPeriodMs: 100,
   openApiSyncPeriodMs: 3_600_000,

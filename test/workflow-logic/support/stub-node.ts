@@ -477,7 +477,13 @@ export class StubNode {
     const eniId = known ?? `eni-new-${this.eniCounter + 1}`;
     const eni =
       known === undefined
-        ? this.newCloudEni({ eniId, count: input.ipv4Count, type: 'Secondary', tags: input.tags })
+        ? // The creator tag is the activity's to add, as createEni does.
+          this.newCloudEni({
+            eniId,
+            count: input.ipv4Count,
+            type: 'Secondary',
+            tags: { ...input.tags, creator: 'eniflow' },
+          })
         : this.cloudEni(eniId);
     this.createdByToken.set(input.clientToken, eniId);
     return { eni: clone(eni), requestId: `req-create-${eniId}` };
