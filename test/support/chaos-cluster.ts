@@ -123,10 +123,12 @@ export class WorkerProcess {
   private stopping = false;
   private readonly env: NodeJS.ProcessEnv;
   private readonly logDir: string;
+  private readonly logName: string;
 
-  constructor(input: { env: NodeJS.ProcessEnv; logDir: string }) {
+  constructor(input: { env: NodeJS.ProcessEnv; logDir: string; logName?: string }) {
     this.env = input.env;
     this.logDir = input.logDir;
+    this.logName = input.logName ?? 'worker.log';
   }
 
   /** Spawns the worker unless one runs; resolves at once, its start time is recorded when the line appears. */
@@ -138,7 +140,7 @@ export class WorkerProcess {
       name: `worker-${this.starts}`,
       command: process.execPath,
       args: ['--import', 'tsx', WORKER_MAIN],
-      logPath: join(this.logDir, 'worker.log'),
+      logPath: join(this.logDir, this.logName),
       env: this.env,
     });
     this.current = started;
@@ -204,6 +206,10 @@ export interface ChaosClusterOptions {
   emulatorSettings?: SettingsPatch;
   /** Node-workflow settings the watcher records in the workflows it starts (`NODE_WORKFLOW_SETTINGS`). */
   nodeSettings?: Partial<NodeIpamSettings>;
+  /** Worker processes on the task queue (replicas; default 1): `worker` is the first, `workers` all. */
+  workerReplicas?: number;
+  /** More environment for the worker processes (e.g. `ENIFLOW_ECS_RATE_LIMIT`). */
+  workerEnv?: Record<string, string>;
 }
 
 /** The running cluster; `close()` stops everything it started and removes its objects. */
@@ -212,6 +218,8 @@ export interface ChaosCluster {
   readonly client: Client;
   readonly emulator: EmulatorHarness;
   readonly worker: WorkerProcess;
+  /** Every worker replica, `worker` first. */
+  readonly workers: readonly WorkerProcess[];
   readonly watcher: WatcherHandle;
   readonly kube: KubeTestClients;
   readonly nodes: readonly ChaosNode[];
@@ -320,8 +328,18 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     LEASE_NAME: uniqueName('eniflow-chaos'),
     ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: JSON.stringify(options.nodeSettings) }),
   };
-  const worker = new WorkerProcess({ env, logDir: runDir });
-  worker.start();
+  const workers = Array.from(
+    { length: options.workerReplicas ?? 1 },
+    (_, i) =>
+      new WorkerProcess({
+        env: { ...env, ...options.workerEnv },
+        logDir: runDir,
+        logName: i === 0 ? 'worker.log' : `worker-${i + 1}.log`,
+      }),
+  );
+  const [worker] = workers;
+  if (worker === undefined) throw new Error('workerReplicas must be at least 1');
+  for (const replica of workers) replica.start();
   const watcher = await runWatcher(loadWatcherConfig({ ...env, LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn' }), {
     logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
   });
@@ -343,6 +361,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     client,
     emulator,
     worker,
+    workers,
     watcher,
     kube,
     nodes,
@@ -413,7 +432,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     },
     async close(closeOptions = {}) {
       await watcher.stop();
-      await worker.stop();
+      await Promise.all(workers.map((replica) => replica.stop()));
       for (const name of podNode.keys()) await deletePodNow(kube, { namespace, name }).catch(() => undefined);
       for (const node of nodes) await deleteNodeCr(kube, node.name);
       await connection.close();
