@@ -81,6 +81,21 @@ export const QUEUED_ECS_APIS: readonly EcsApiName[] = ECS_APIS.filter((api) =>
   Object.values(ECS_ACTIVITY_APIS).includes(api as never),
 );
 
+/**
+ * The burst the server's limiter admits on top of its rate: it splits a queue's rate over the queue's partitions,
+ * each a token bucket holding one task (Temporal's default `matching.numTaskqueueReadPartitions` is 4; measured on
+ * our dev server: 4 creates in one second at 1/s). A minute can see the rate's 60 s plus this burst.
+ */
+export const SERVER_LIMITER_BURST = 4;
+
+/**
+ * The queue rate that keeps a budget in every minute, burst included: `(budget − burst) / 60` per second, but never
+ * below half the budget (a tiny budget would otherwise vanish; its first minute may then exceed by the burst).
+ */
+export function queueRatePerSecond(callsPerMinute: number): number {
+  return Math.max(callsPerMinute - SERVER_LIMITER_BURST, callsPerMinute / 2) / 60;
+}
+
 /** The activity task queue of an action, next to the workflows' queue (`eniflow-ecs-CreateNetworkInterface`). */
 export function ecsTaskQueue(taskQueue: string, api: EcsApiName): string {
   return `${taskQueue}-ecs-${api}`;

@@ -1,7 +1,13 @@
 import { Worker } from '@temporalio/worker';
 import type { State, WorkerOptions, WorkerStatus } from '@temporalio/worker';
 
-import { ECS_ACTIVITY_APIS, ecsTaskQueue, LOCAL_ECS_ACTIVITIES, QUEUED_ECS_APIS } from '../shared/ecs-budget.js';
+import {
+  ECS_ACTIVITY_APIS,
+  ecsTaskQueue,
+  LOCAL_ECS_ACTIVITIES,
+  QUEUED_ECS_APIS,
+  queueRatePerSecond,
+} from '../shared/ecs-budget.js';
 import type { EcsApiName } from '../shared/ecs-budget.js';
 
 type ActivityFunctions = Record<string, (...args: never[]) => Promise<unknown>>;
@@ -12,7 +18,7 @@ export interface QueueActivities {
   activities: ActivityFunctions;
   /** The action whose budget this queue enforces; absent for the workflows' own queue. */
   api?: EcsApiName;
-  /** The server-side dispatch rate of the queue across all workers (calls per minute / 60). */
+  /** The server-side dispatch rate of the queue across all workers (the budget per second, less the burst). */
   maxTaskQueueActivitiesPerSecond?: number;
 }
 
@@ -45,7 +51,7 @@ export function routeActivities(input: {
         taskQueue: ecsTaskQueue(input.taskQueue, api),
         activities: {},
         api,
-        maxTaskQueueActivitiesPerSecond: input.callsPerMinute[api] / 60,
+        maxTaskQueueActivitiesPerSecond: queueRatePerSecond(input.callsPerMinute[api]),
       },
     ]),
   );
