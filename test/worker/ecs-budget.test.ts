@@ -41,13 +41,13 @@ describe('the cluster ECS budget', () => {
         (await cluster.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' })).map((call) =>
           Date.parse(call.time),
         );
-      // Past 70 creates the calls have spanned more than a minute at the budget's pace.
+      // Past 66 creates the calls have spanned more than a minute at the queue's pace.
       const times = await pollUntil(
         async () => {
           const current = await createTimes();
-          return current.length >= 70 ? current : undefined;
+          return current.length >= 66 ? current : undefined;
         },
-        { description: '70 creates', timeoutMs: 150_000, intervalMs: 2_000 },
+        { description: '66 creates', timeoutMs: 150_000, intervalMs: 2_000 },
       );
       const perMinute = maxInWindow(times, 60_000);
       const perSecond = maxInWindow(times, 1_000);
@@ -61,7 +61,8 @@ describe('the cluster ECS budget', () => {
           `created by replica: ${createdBy.join(' / ')}`,
       );
       assert.ok(perMinute <= budget, `at most ${budget} creates in any minute, got ${perMinute}`);
-      assert.ok(perMinute >= budget - 10, `the demand used the budget (${perMinute} in the busiest minute)`);
+      // The queue runs at (budget − burst)/min so the limiter's burst fits in the minute (SERVER_LIMITER_BURST).
+      assert.ok(perMinute >= budget - 20, `the demand used the budget (${perMinute} in the busiest minute)`);
       assert.ok(
         createdBy.every((count) => count > 0),
         `both replicas made creates: ${createdBy.join(' / ')}`,

@@ -124,7 +124,7 @@ describe('routing ECS activities to their budget queues', () => {
     );
     const create = ecs.find((queue) => queue.api === 'CreateNetworkInterface');
     assert.equal(create?.taskQueue, 'eniflow-ecs-CreateNetworkInterface');
-    assert.equal(create?.maxTaskQueueActivitiesPerSecond, 56 / 60, 'the server burst of 4 kept inside the minute');
+    assert.equal(create?.maxTaskQueueActivitiesPerSecond, 50 / 60, 'the server burst kept inside the minute');
     assert.deepEqual(Object.keys(create?.activities ?? {}), ['createEni']);
     const describe = ecs.find((queue) => queue.api === 'DescribeNetworkInterfaces');
     assert.deepEqual(Object.keys(describe?.activities ?? {}).sort(), [
@@ -133,7 +133,7 @@ describe('routing ECS activities to their budget queues', () => {
       'listEniflowEnis',
       'waitEniStatus',
     ]);
-    assert.equal(describe?.maxTaskQueueActivitiesPerSecond, 796 / 60);
+    assert.equal(describe?.maxTaskQueueActivitiesPerSecond, 790 / 60);
   });
 
   it('refuses to start with an ECS activity that has no queue', () => {
@@ -150,9 +150,9 @@ describe('routing ECS activities to their budget queues', () => {
   });
 
   it('keeps the server burst inside the minute, and never halves a budget', () => {
-    assert.equal(queueRatePerSecond(500), 496 / 60);
-    assert.equal(queueRatePerSecond(60), 56 / 60);
-    assert.equal(queueRatePerSecond(6), 3 / 60);
+    assert.equal(queueRatePerSecond(500), 490 / 60);
+    assert.equal(queueRatePerSecond(60), 50 / 60);
+    assert.equal(queueRatePerSecond(12), 6 / 60);
   });
 
   it('names the queues after the workflow queue and the action', () => {
