@@ -4,6 +4,8 @@ import type { TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile } from '@temporalio/envconfig';
 import type { ClientConfigProfile, ConfigDataSource } from '@temporalio/envconfig';
 
+import { DEFAULT_CALLS_PER_MINUTE, parseCallsPerMinute } from './shared/ecs-budget.js';
+import type { EcsApiName } from './shared/ecs-budget.js';
 import { DEFAULT_TASK_QUEUE } from './shared/workflow-ids.js';
 
 /** How to reach Temporal, shared by the worker and the watcher. */
@@ -63,6 +65,10 @@ export interface WorkerConfig {
     protocol: 'http' | 'https';
     accessKey?: { accessKeyId: string; accessKeySecret: string };
     eniPollIntervalMs: number;
+    /** The cluster's budget per OpenAPI action, calls per minute (Terway's defaults, `ENIFLOW_ECS_RATE_LIMIT` over). */
+    callsPerMinute: Record<EcsApiName, number>;
+    /** Terway `rateLimit` keys of actions eniflow never calls, accepted and ignored (logged at start). */
+    ignoredRateLimitKeys?: string[];
   };
   /** Path of a kubeconfig; absent → `KUBECONFIG`, `~/.kube/config`, then in-cluster. */
   kubeconfigPath?: string;
@@ -91,6 +97,8 @@ export const WORKER_ENV = {
   METRICS_ADDRESS: "serve the Temporal SDK's Prometheus metrics (`temporal_*`) on this `host:port` (default off)",
   HEALTH_ADDRESS: "serve `/healthz`, `/readyz` and eniflow's metrics (`/metrics`) on this `host:port` (default off)",
   MAX_CONCURRENT_ACTIVITIES: 'activities one worker runs at once (default 100)',
+  ENIFLOW_ECS_RATE_LIMIT:
+    "the cluster's ECS budget overrides, calls per minute by action as JSON, like Terway's `rateLimit`: `{\"CreateNetworkInterface\": 60}` (default: Terway's per-action defaults)",
   TEMPORAL_UI_URL: "Temporal Web UI base URL, e.g. `https://temporal.example.com`; events link to the node's workflow",
 } as const;
 
@@ -147,6 +155,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       regionId,
       protocol: protocol === 'http' ? 'http' : 'https',
       eniPollIntervalMs: positiveInt({ env, name: 'ENI_POLL_INTERVAL_MS', fallback: 3_000, problems }),
+      callsPerMinute: { ...DEFAULT_CALLS_PER_MINUTE },
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
     maxConcurrentActivities: positiveInt({ env, name: 'MAX_CONCURRENT_ACTIVITIES', fallback: 100, problems }),
@@ -169,6 +178,13 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   if (healthAddress !== undefined && healthAddress !== '') {
     if (!/^[^:]*:\d+$/.test(healthAddress)) problems.push(`HEALTH_ADDRESS must be host:port, got "${healthAddress}"`);
     config.healthAddress = healthAddress;
+  }
+  const rateLimit = env['ENIFLOW_ECS_RATE_LIMIT'];
+  if (rateLimit !== undefined && rateLimit.trim() !== '') {
+    const budget = parseCallsPerMinute(rateLimit, 'ENIFLOW_ECS_RATE_LIMIT');
+    problems.push(...budget.problems);
+    config.ecs.callsPerMinute = budget.callsPerMinute;
+    if (budget.ignored.length > 0) config.ecs.ignoredRateLimitKeys = budget.ignored;
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -1,10 +1,15 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-
-import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
+import { activityInfo, heartbeat } from '@temporalio/activity';
+import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { CloudEni, EniKind, VSwitchInfo } from '../ipam/index.js';
-import { ENI_KIND_SHAPE, ENIFLOW_CLUSTER_TAG_KEY, ENIFLOW_CREATOR_TAG } from '../ipam/index.js';
+import {
+  ECS_RETRY_BACKOFF,
+  ecsRetryDelayMs,
+  ENI_KIND_SHAPE,
+  ENIFLOW_CLUSTER_TAG_KEY,
+  ENIFLOW_CREATOR_TAG,
+} from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import { activityLogger, attemptWillBeRetried } from './activity-log.js';
 import type { EcsApi } from './ecs/ecs-api.js';
@@ -33,16 +38,59 @@ function currentAttempt(): number {
   }
 }
 
-/** The Temporal failure for a classified ECS error: its type, retryability, the server's retry hint, and details. */
-export function ecsApplicationFailure(failure: EcsFailure): ApplicationFailure {
+/** Failure types whose retry is paced by full jitter here rather than by the activity's retry policy. */
+const JITTERED_FAILURES: readonly string[] = ['EcsThrottled', 'EcsTransient'];
+
+/**
+ * The Temporal failure for a classified ECS error: its type, retryability and details. A throttled or 5xx call is
+ * retried after the cloud's hint, or after a full-jitter delay from the attempt number (ecsRetryDelayMs): the
+ * retries of many nodes failing together spread out instead of coming back in step.
+ */
+export function ecsApplicationFailure(failure: EcsFailure, random: () => number = Math.random): ApplicationFailure {
+  const attempt = currentAttempt();
+  const jittered = failure.retryable && JITTERED_FAILURES.includes(failure.type);
+  const nextRetryDelay =
+    jittered || failure.retryAfterMs !== undefined
+      ? ecsRetryDelayMs({ attempt, random: random(), retryAfterMs: failure.retryAfterMs, backoff: retryBackoff() })
+      : undefined;
   return ApplicationFailure.create({
     type: failure.type,
     message: `${failure.operation}: ${failure.code}${failure.requestId === undefined ? '' : ` (RequestId ${failure.requestId})`}`,
     nonRetryable: !failure.retryable,
-    details: [{ ...failure, attempt: currentAttempt() }],
-    ...(failure.retryAfterMs === undefined ? {} : { nextRetryDelay: failure.retryAfterMs }),
+    details: [{ ...failure, attempt }],
+    ...(nextRetryDelay === undefined ? {} : { nextRetryDelay }),
   });
 }
+
+/**
+ * The jitter's base and cap: the activity's own retry policy (initial and maximum interval) when running in one, so
+ * the policies in activity-policies.ts still say how patient each call is; else ECS_RETRY_BACKOFF.
+ */
+function retryBackoff(): { baseMs: number; capMs: number; floorMs: number } {
+  let policy: Info['retryPolicy'];
+  try {
+    policy = activityInfo().retryPolicy;
+  } catch {
+    return ECS_RETRY_BACKOFF;
+  }
+  const baseMs = msOf(policy?.initialInterval) ?? ECS_RETRY_BACKOFF.baseMs;
+  const capMs = msOf(policy?.maximumInterval) ?? ECS_RETRY_BACKOFF.capMs;
+  return { baseMs, capMs: Math.max(baseMs, capMs), floorMs: ECS_RETRY_BACKOFF.floorMs };
+}
+
+/** The activity's Info carries the policy's durations as milliseconds. */
+function msOf(duration: unknown): number | undefined {
+  return typeof duration === 'number' && duration > 0 ? duration : undefined;
+}
+
+/** What `waitEniStatus` remembers from one attempt (one describe) to the next, in its heartbeat details. */
+interface WaitProgress {
+  sawAttaching: boolean;
+  availableStreak: number;
+}
+
+/** The failure type of "not there yet": retried by Temporal after the poll interval (see waitEniStatus). */
+export const ENI_STATUS_PENDING = 'EniStatusPending';
 
 function failureOf(error: unknown): EcsFailure | undefined {
   return error instanceof EcsCallError ? error.failure : undefined;
@@ -143,8 +191,11 @@ export function createEcsActivities(deps: EcsActivityDeps) {
     },
 
     /**
-     * Polls until the ENI reaches `status`, heartbeating so a worker crash is noticed and cancellation is honoured.
-     * Waiting for InUse, an ENI that falls back to Available has failed to attach: that is final.
+     * One look at the ENI per attempt: done when it has reached `status`; otherwise a retryable `EniStatusPending`
+     * failure whose `nextRetryDelay` is the poll interval. Temporal's retries are dispatched through the activity's
+     * task queue, so every poll is a DescribeNetworkInterfaces call under the cluster's budget, and retries add no
+     * history events. Waiting for InUse, an ENI that falls back to Available has failed to attach: that is final.
+     * What earlier polls saw travels in the heartbeat details, which the next attempt reads.
      */
     async waitEniStatus(input: {
       eniId: string;
@@ -152,30 +203,37 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       goneIsDone?: boolean;
     }): Promise<string> {
       const log = logFor({ eniId: input.eniId });
-      const signal = cancellationSignal();
-      let sawAttaching = false;
-      let availableStreak = 0;
-      for (;;) {
-        const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
-        const eni = enis?.[0];
-        if (eni === undefined) {
-          if (input.goneIsDone === true) return 'Gone';
-          throw ApplicationFailure.nonRetryable(`ENI ${input.eniId} does not exist`, 'EcsNotFound');
-        }
-        heartbeat({ status: eni.status });
-        if (eni.status === input.status) return eni.status;
-        if (eni.status === 'Attaching') sawAttaching = true;
-        availableStreak = eni.status === 'Available' ? availableStreak + 1 : 0;
-        // Back to Available after Attaching, or Available poll after poll, means the attach failed. (A single
-        // Available right after the attach call may just be the cloud not showing the change yet.)
-        if (input.status === 'InUse' && availableStreak > 0 && (sawAttaching || availableStreak >= 3)) {
-          throw ApplicationFailure.nonRetryable(
-            `ENI ${input.eniId} fell back to Available: attach failed`,
-            'EniAttachFailed',
-          );
-        }
-        await sleep(pollMs, undefined, { signal });
+      const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
+      const eni = enis?.[0];
+      if (eni === undefined) {
+        if (input.goneIsDone === true) return 'Gone';
+        throw ApplicationFailure.nonRetryable(`ENI ${input.eniId} does not exist`, 'EcsNotFound');
       }
+      if (eni.status === input.status) return eni.status;
+      const before = waitProgressOf(activityInfo().heartbeatDetails);
+      const progress: WaitProgress = {
+        sawAttaching: before.sawAttaching || eni.status === 'Attaching',
+        availableStreak: eni.status === 'Available' ? before.availableStreak + 1 : 0,
+      };
+      // Back to Available after Attaching, or Available poll after poll, means the attach failed. (A single
+      // Available right after the attach call may just be the cloud not showing the change yet.)
+      if (
+        input.status === 'InUse' &&
+        progress.availableStreak > 0 &&
+        (progress.sawAttaching || progress.availableStreak >= 3)
+      ) {
+        throw ApplicationFailure.nonRetryable(
+          `ENI ${input.eniId} fell back to Available: attach failed`,
+          'EniAttachFailed',
+        );
+      }
+      heartbeat(progress);
+      throw ApplicationFailure.create({
+        type: ENI_STATUS_PENDING,
+        message: `ENI ${input.eniId} is ${eni.status}, waiting for ${input.status}`,
+        nextRetryDelay: pollMs,
+        details: [{ status: eni.status }],
+      });
     },
 
     /** Detaches an ENI; one that is gone or already detached counts as done. */
@@ -309,3 +367,11 @@ export function createEcsActivities(deps: EcsActivityDeps) {
 }
 
 export type EcsActivities = ReturnType<typeof createEcsActivities>;
+
+function waitProgressOf(details: unknown): WaitProgress {
+  const value = (typeof details === 'object' && details !== null ? details : {}) as Partial<WaitProgress>;
+  return {
+    sawAttaching: value.sawAttaching === true,
+    availableStreak: typeof value.availableStreak === 'number' ? value.availableStreak : 0,
+  };
+}

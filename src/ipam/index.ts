@@ -22,6 +22,7 @@ export * from './eni-ownership.js';
 export * from './node-runtime.js';
 export * from './status-merge.js';
 export * from './orphan-enis.js';
+export * from './backoff.js';
 export * from './operation-failures.js';
 export * from './json-delta.js';
 export * from './failure-ledger.js';

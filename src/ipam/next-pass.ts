@@ -1,3 +1,4 @@
+import { fullJitterMs } from './backoff.js';
 import { planGc } from './gc-plan.js';
 import type { UnsatisfiedPod } from './local-pool.js';
 import type { NetworkInterfaces, NodeSpec } from './node-model.js';
@@ -26,6 +27,11 @@ export interface NextPassInput {
   lastFailureTypes: readonly string[];
   /** A fraction in [0, 1) fixed per node, so that the safety nets of many nodes do not fire together. */
   jitter: number;
+  /**
+   * A fraction in [0, 1) drawn by the workflow after each failed pass: the failure backoff is full jitter under its
+   * cap, so nodes failing together (an account-wide throttle) do not retry together. Absent: the cap itself.
+   */
+  backoffRandom?: number | undefined;
   settings: {
     idleWakeMs: number;
     gcPeriodMs: number;
@@ -51,12 +57,13 @@ export function nextPass(input: NextPassInput): { atMs: number; reason: NextPass
   const last = input.lastPassEndMs;
   const { settings } = input;
   if (input.failureStreak > 0) {
-    const backoff = failureBackoffMs({
+    const capMs = failureBackoffMs({
       streak: input.failureStreak,
       maxMs: settings.maxFailureBackoffMs,
       transientMaxMs: settings.transientFailureBackoffMs,
       lastFailureTypes: input.lastFailureTypes,
     });
+    const backoff = input.backoffRandom === undefined ? capMs : fullJitterMs({ capMs, random: input.backoffRandom });
     return { atMs: last + backoff, reason: 'failureBackoff' };
   }
   // Earlier candidates win ties: a sync and a GC due together are reported as the sync.

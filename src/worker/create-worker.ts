@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 
-import { createActivities } from '../activities/index.js';
+import { createEcsActivities } from '../activities/ecs-activities.js';
+import { createKubeActivities } from '../activities/kube-activities.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { NodeReadCache } from '../activities/node-read-cache.js';
@@ -17,6 +17,9 @@ import { CloudRecoveryNotifier } from './cloud-recovery.js';
 import { workerMetrics } from './metrics.js';
 import type { WorkerMetrics } from './metrics.js';
 import { loadCachedWorkflowBundle } from './workflow-bundle-cache.js';
+import { DEFAULT_CALLS_PER_MINUTE } from '../shared/ecs-budget.js';
+import type { EcsApiName } from '../shared/ecs-budget.js';
+import { routeActivities, WorkerGroup } from './worker-group.js';
 import type { WorkflowCodeOrigin } from './workflow-bundle-cache.js';
 
 /**
@@ -84,10 +87,16 @@ export interface EniflowWorkerDeps {
   wakeNodesOnCloudRecovery?: boolean;
   /** The worker's vSwitch cache, given when something else reads it too (`blocked()` for metrics); else a new one. */
   vSwitches?: VSwitchCache;
+  /** The cluster's ECS budget per action (calls per minute; default Terway's): each action queue's server-side rate. */
+  callsPerMinute?: Readonly<Record<EcsApiName, number>>;
 }
 
-/** Builds the worker: the node workflow plus every activity, wired to the given clients. */
-export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Worker> {
+/**
+ * Builds the process's workers: the node workflow, the Kubernetes activities and the local reads on the task queue,
+ * and a worker per ECS action on that action's queue, rate-limited by the server to the action's budget across all
+ * workers (see worker-group.ts, shared/ecs-budget.ts).
+ */
+export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<WorkerGroup> {
   const metrics = deps.metrics ?? workerMetrics;
   const recovery =
     deps.wakeNodesOnCloudRecovery === false
@@ -100,7 +109,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
         });
   const vSwitches = deps.vSwitches ?? new VSwitchCache();
   metrics.watchVSwitches(vSwitches);
-  const activities = createActivities({
+  const activityDeps = {
     ecs: deps.ecs,
     vSwitches,
     kubeConfig: deps.kubeConfig,
@@ -110,6 +119,13 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     ...(deps.tracing === undefined ? {} : { tracer: deps.tracing.callTracer }),
     ...(deps.temporalUiUrl === undefined ? {} : { temporalUiUrl: deps.temporalUiUrl }),
     ...(recovery === undefined ? {} : { cloudOutcomes: recovery }),
+  };
+  const ecsActivities = createEcsActivities(activityDeps);
+  const queues = routeActivities({
+    taskQueue: deps.taskQueue,
+    activities: { ...ecsActivities, ...createKubeActivities(activityDeps) },
+    callsPerMinute: deps.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE,
+    ecsActivityNames: Object.keys(ecsActivities),
   });
   const startedMs = performance.now();
   const code = await workflowSource(deps.workflowBundle, deps.logger);
@@ -117,23 +133,23 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     { workflowCode: code.source, loadMs: Math.round(performance.now() - startedMs) },
     'Workflow code loaded',
   );
-  return Worker.create({
-    connection: deps.connection,
-    namespace: deps.namespace,
-    taskQueue: deps.taskQueue,
-    activities,
-    interceptors: {
-      activity: [activityLogInterceptors, ...(deps.tracing === undefined ? [] : [deps.tracing.activityInterceptors])],
+  return WorkerGroup.create({
+    queues,
+    common: {
+      connection: deps.connection,
+      namespace: deps.namespace,
+      interceptors: {
+        activity: [activityLogInterceptors, ...(deps.tracing === undefined ? [] : [deps.tracing.activityInterceptors])],
+      },
+      maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities ?? 100,
+      // One workflow per node: bound the cache so a large cluster does not exhaust the worker's memory.
+      maxCachedWorkflows: 1000,
+      // After a crash, a workflow's next task waits this long on the dead worker's sticky queue before any worker
+      // may take it (the server's own "sticky poller gone" check only applies 10 s after the last poll). The SDK's
+      // 10 s would put every restart above its 10 s target; falling back to the normal queue costs one replay of a
+      // small history, so a busy but live worker losing a task this way is cheap.
+      stickyQueueScheduleToStartTimeout: '3s',
     },
-    ...code.option,
-    maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities ?? 100,
-    // One workflow per node: bound the cache so a large cluster does not exhaust the worker's memory.
-    maxCachedWorkflows: 1000,
-    sinks: metrics.sinks,
-    // After a crash, a workflow's next task waits this long on the dead worker's sticky queue before any worker may
-    // take it (the server's own "sticky poller gone" check only applies 10 s after the last poll). The SDK's 10 s
-    // would put every restart above its 10 s target; falling back to the normal queue costs one replay of a small
-    // history, so a busy but live worker losing a task this way is cheap.
-    stickyQueueScheduleToStartTimeout: '3s',
+    mainOptions: { ...code.option, sinks: metrics.sinks },
   });
 }

@@ -1,10 +1,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { NativeConnection, Runtime } from '@temporalio/worker';
-import type { Worker, WorkerOptions } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
 
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
-import { DEFAULT_CALLS_PER_MINUTE } from '../activities/ecs/ecs-operations.js';
 import { EcsRateLimiter } from '../activities/ecs/rate-limiter.js';
+import { ECS_APIS, LOCAL_ECS_ACTIVITIES } from '../shared/ecs-budget.js';
+import type { EcsApiName } from '../shared/ecs-budget.js';
 import { NodeReadCache } from '../activities/node-read-cache.js';
 import { ConfigError, loadWorkerConfig, warnDeprecatedVariables } from '../config.js';
 import type { WorkerConfig } from '../config.js';
@@ -17,6 +18,7 @@ import type { WorkerTracing } from './tracing.js';
 import { startWorkerHealthServer } from './health-server.js';
 import type { WorkerReadiness } from './health-server.js';
 import { ecsCallMetrics, workerMetrics } from './metrics.js';
+import type { WorkerGroup } from './worker-group.js';
 
 /**
  * Routes the Temporal SDK's own logs, workflow `log` calls and the native core's logs into the same pino JSON
@@ -46,8 +48,19 @@ export interface RunningWorker {
 /** A frontend health check is reused this long, so probes of many replicas do not each cost a call. */
 const CONNECTION_CHECK_TTL_MS = 5_000;
 
+/**
+ * The per-process token bucket, only for the actions no task queue budgets: the local vSwitch read (see
+ * LOCAL_ECS_ACTIVITIES). Every other action is paced by the Temporal server across all workers; a bucket of 0 is
+ * no limit.
+ */
+export function localCallsLimiter(callsPerMinute: Readonly<Record<EcsApiName, number>>): EcsRateLimiter {
+  const local: readonly string[] = Object.values(LOCAL_ECS_ACTIVITIES);
+  const rates = Object.fromEntries(ECS_APIS.map((api) => [api, local.includes(api) ? callsPerMinute[api] : 0]));
+  return new EcsRateLimiter({ callsPerMinute: rates as Record<EcsApiName, number> });
+}
+
 /** Whether the worker takes tasks: its run state and pollers, then the connection (see {@link RunningWorker}). */
-function workerReadiness(worker: Worker, connection: NativeConnection): () => Promise<WorkerReadiness> {
+function workerReadiness(worker: WorkerGroup, connection: NativeConnection): () => Promise<WorkerReadiness> {
   let checked: { atMs: number; result: Promise<WorkerReadiness> } | undefined;
   const checkConnection = async (): Promise<WorkerReadiness> => {
     try {
@@ -67,12 +80,20 @@ function workerReadiness(worker: Worker, connection: NativeConnection): () => Pr
     }
   };
   return async () => {
-    const status = worker.getStatus();
-    if (status.runState !== 'RUNNING') return { ready: false, reason: `worker is ${status.runState}` };
-    if (status.workflowPollerState !== 'POLLING' || status.activityPollerState !== 'POLLING') {
+    const [main, ...ecsQueues] = worker.getStatuses();
+    if (main === undefined) return { ready: false, reason: 'no worker' };
+    if (main.runState !== 'RUNNING') return { ready: false, reason: `worker is ${main.runState}` };
+    if (main.workflowPollerState !== 'POLLING' || main.activityPollerState !== 'POLLING') {
       return {
         ready: false,
-        reason: `pollers: workflow ${status.workflowPollerState}, activity ${status.activityPollerState}`,
+        reason: `pollers: workflow ${main.workflowPollerState}, activity ${main.activityPollerState}`,
+      };
+    }
+    const notPolling = ecsQueues.findIndex((status) => status.activityPollerState !== 'POLLING');
+    if (notPolling >= 0) {
+      return {
+        ready: false,
+        reason: `pollers: ECS queue worker ${notPolling + 1} ${ecsQueues[notPolling]?.activityPollerState}`,
       };
     }
     const now = Date.now();
@@ -108,7 +129,7 @@ export async function startWorker(input: {
       ...(config.ecs.vpcEndpoint === undefined ? {} : { vpcEndpoint: config.ecs.vpcEndpoint }),
       ...(config.ecs.accessKey === undefined ? {} : { accessKey: config.ecs.accessKey }),
     },
-    limiter: new EcsRateLimiter({ callsPerMinute: DEFAULT_CALLS_PER_MINUTE }),
+    limiter: localCallsLimiter(config.ecs.callsPerMinute),
     observe: ecsCallMetrics(),
     ...(tracing === undefined ? {} : { tracer: tracing.callTracer }),
   });
@@ -116,7 +137,14 @@ export async function startWorker(input: {
   const readCache = new NodeReadCache({ kubeConfig, logger });
   readCache.start();
   let connection: NativeConnection;
-  let worker: Awaited<ReturnType<typeof createEniflowWorker>>;
+  let worker: WorkerGroup;
+  workerMetrics.setEcsBudget(config.ecs.callsPerMinute);
+  if (config.ecs.ignoredRateLimitKeys !== undefined) {
+    logger.warn(
+      { actions: config.ecs.ignoredRateLimitKeys },
+      'ENIFLOW_ECS_RATE_LIMIT names actions eniflow never calls: ignored',
+    );
+  }
   try {
     connection = await NativeConnection.connect({
       address: config.temporal.address,
@@ -134,6 +162,7 @@ export async function startWorker(input: {
       readCache,
       eniPollIntervalMs: config.ecs.eniPollIntervalMs,
       maxConcurrentActivities: config.maxConcurrentActivities,
+      callsPerMinute: config.ecs.callsPerMinute,
       ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),
       ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
       ...(tracing === undefined ? {} : { tracing }),

@@ -41,6 +41,8 @@ export interface WorkerMetrics {
   readonly sinks: InjectedSinks<EniflowMetricsSinks>;
   /** Exports the blocked vSwitches of this cache too (a process may run several workers, as tests do). */
   watchVSwitches(source: BlockedVSwitchSource): void;
+  /** Exports the cluster's ECS budget per action (`eniflow_ecs_budget_calls_per_minute`). */
+  setEcsBudget(callsPerMinute: Readonly<Record<EcsOperation, number>>): void;
 }
 
 /**
@@ -67,21 +69,36 @@ export function createWorkerMetrics(): WorkerMetrics {
     buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20],
     registers,
   });
+  const budget = new Gauge({
+    name: 'eniflow_ecs_budget_calls_per_minute',
+    help:
+      "The cluster's ECS budget per OpenAPI action (calls per minute), enforced by the Temporal server on the action's " +
+      'activity task queue across all workers; compare with rate(eniflow_ecs_calls_total[1m]) * 60 summed over workers.',
+    labelNames: ['operation'],
+    registers,
+  });
+  const throttles = new Counter({
+    name: 'eniflow_ecs_throttles_total',
+    help: 'ECS calls the cloud refused with Throttling*, by operation: the account budget ran out despite ours.',
+    labelNames: ['operation'],
+    registers,
+  });
   const rateLimitWait = new Counter({
     name: 'eniflow_ecs_rate_limit_wait_seconds_total',
-    help: "Time ECS calls waited for the worker's own per-operation budget (rate-limiter.ts) before being sent.",
+    help: "Time ECS calls not budgeted by a task queue (the local vSwitch read) waited for the worker's own bucket.",
     labelNames: ['operation'],
     registers,
   });
   const rateLimited = new Counter({
     name: 'eniflow_ecs_rate_limited_calls_total',
-    help: "ECS calls that had to wait for the worker's own per-operation budget.",
+    help: "ECS calls not budgeted by a task queue (the local vSwitch read) that had to wait for the worker's bucket.",
     labelNames: ['operation'],
     registers,
   });
   const ecsCallObserver: EcsCallObserver = (call) => {
     const outcome = ecsCallOutcome(call);
     ecsCalls.inc({ operation: call.operation, outcome, code: call.code });
+    if (outcome === 'throttled') throttles.inc({ operation: call.operation });
     ecsDuration.observe({ operation: call.operation, outcome }, call.durationMs / 1000);
     if (call.rateLimitWaitMs >= 1) {
       rateLimited.inc({ operation: call.operation });
@@ -212,6 +229,9 @@ export function createWorkerMetrics(): WorkerMetrics {
     sinks,
     watchVSwitches: (source) => {
       vSwitchSources.add(source);
+    },
+    setEcsBudget: (callsPerMinute) => {
+      for (const [operation, perMinute] of Object.entries(callsPerMinute)) budget.set({ operation }, perMinute);
     },
   };
 }

@@ -36,14 +36,19 @@ export const ACTIVITY_POLICIES = {
       nonRetryableErrorTypes: NON_RETRYABLE_ECS,
     },
   },
-  /** WaitENIStatus: a heartbeating poll; a crashed worker is noticed within the heartbeat timeout. */
+  /**
+   * WaitENIStatus: one describe per attempt; "not there yet" is a retryable failure retried after the poll interval
+   * (its `nextRetryDelay`), so each poll goes through the DescribeNetworkInterfaces queue and its budget, and the
+   * retries write no history. The whole wait is bounded by the schedule-to-close timeout (Terway gives an attach
+   * 2 min; time waiting for the queue's budget counts too); a throttled describe is retried with jitter.
+   */
   waitEniStatus: {
-    startToCloseTimeout: '4 minutes',
-    heartbeatTimeout: '30 seconds',
+    startToCloseTimeout: '30 seconds',
+    scheduleToCloseTimeout: '4 minutes',
     retry: {
-      initialInterval: '5 seconds',
-      backoffCoefficient: 1.5,
-      maximumAttempts: 5,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
       nonRetryableErrorTypes: NON_RETRYABLE_ECS,
     },
   },

@@ -1,7 +1,8 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityInterfaceFor, ActivityOptions } from '@temporalio/workflow';
 
 import type { Activities } from '../activities/index.js';
+import { ECS_ACTIVITY_APIS, ecsActivityTaskQueue } from '../shared/ecs-budget.js';
 
 type ActivityName = keyof Activities;
 type InputOf<K extends ActivityName> = Parameters<Activities[K]>[0];
@@ -33,18 +34,28 @@ type Summarize = (input: unknown) => string;
 type UntypedActivity = (input: unknown) => Promise<unknown>;
 
 /**
- * `proxyActivities` whose cloud calls carry a {@link SUMMARIES} summary. A summary is user metadata of the
- * command, not part of it, so histories recorded without summaries replay unchanged.
+ * `proxyActivities` for cloud calls: each ECS activity is scheduled on the task queue of the OpenAPI action it calls
+ * (`<taskQueue>-ecs-<Action>`, see shared/ecs-budget.ts), whose server-side rate limit is the cluster's budget for
+ * that action, and carries a {@link SUMMARIES} summary. The queue is resolved when the activity is scheduled, from
+ * the workflow's own task queue, so one deployment's workflows use that deployment's queues. A summary is user
+ * metadata of the command, not part of it, so histories recorded without summaries replay unchanged.
  */
 export function proxyActivitiesWithSummaries(options: ActivityOptions): ActivityInterfaceFor<Activities> {
   const plain = proxyActivities<Activities>(options);
   return new Proxy(plain, {
     get(target, name, receiver): unknown {
-      const summarize = typeof name === 'string' ? (SUMMARIES as Partial<Record<string, Summarize>>)[name] : undefined;
-      if (summarize === undefined || typeof name !== 'string') return Reflect.get(target, name, receiver);
+      if (typeof name !== 'string' || !(name in SUMMARIES || name in ECS_ACTIVITY_APIS)) {
+        return Reflect.get(target, name, receiver);
+      }
+      const summarize = (SUMMARIES as Partial<Record<string, Summarize>>)[name];
       return (input: unknown) => {
-        const summarized: unknown = proxyActivities<Activities>({ ...options, summary: summarize(input) });
-        const activity = (summarized as Partial<Record<string, UntypedActivity>>)[name];
+        const taskQueue = ecsActivityTaskQueue(workflowInfo().taskQueue, name);
+        const routed: unknown = proxyActivities<Activities>({
+          ...options,
+          ...(taskQueue === undefined ? {} : { taskQueue }),
+          ...(summarize === undefined ? {} : { summary: summarize(input) }),
+        });
+        const activity = (routed as Partial<Record<string, UntypedActivity>>)[name];
         if (activity === undefined) throw new Error(`no activity ${name}`);
         return activity(input);
       };

@@ -15,14 +15,16 @@ import { planOrphanEnis, recheckOrphan } from '../ipam/index.js';
 import type { OrphanEniPlan, OrphanRecheck } from '../ipam/index.js';
 import type { Activities } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
+import { proxyActivitiesWithSummaries } from './activity-summaries.js';
 import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
 import type { JanitorSettings } from '../shared/janitor-settings.js';
 import { metricsSink } from './metrics-sinks.js';
 
 const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);
 const kubeNotice = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeNotice);
-const ecsRead = proxyActivities<Activities>(ACTIVITY_POLICIES.ecsRead);
-const release = proxyActivities<Activities>(ACTIVITY_POLICIES.releaseEni);
+// Cloud calls go through their actions' task queues, on the cluster's ECS budget like the node workflows'.
+const ecsRead = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.ecsRead);
+const release = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.releaseEni);
 
 /** What one janitor pass found and did. */
 export interface JanitorReport {

@@ -3,6 +3,7 @@
  * MockActivityEnvironment provides the activity context (heartbeats, cancellation); nothing else is mocked.
  */
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 
 import { ApplicationFailure } from '@temporalio/common';
@@ -10,7 +11,7 @@ import { pino } from 'pino';
 
 import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
 import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
-import { createEcsActivities } from '../../src/activities/ecs-activities.js';
+import { createEcsActivities, ENI_STATUS_PENDING } from '../../src/activities/ecs-activities.js';
 import type { EcsActivities } from '../../src/activities/ecs-activities.js';
 import { DEMO, demoFixtureWithTinyVSwitch, startEmulatorHarness } from '../support/ecs-emulator.js';
 import type { EmulatorHarness } from '../support/ecs-emulator.js';
@@ -23,6 +24,28 @@ let ecsApi: AlibabaEcsApi;
 
 async function runActivity<R>(fn: () => Promise<R>): Promise<R> {
   return quietActivityEnvironment({ activityType: 'test' }).run(fn);
+}
+
+/**
+ * Runs `waitEniStatus` as Temporal does: one attempt (one describe) after another while it answers "not there yet"
+ * (`EniStatusPending`), after its `nextRetryDelay`, with the heartbeat details of one attempt given to the next.
+ */
+async function waitStatus(input: Parameters<EcsActivities['waitEniStatus']>[0]): Promise<string> {
+  let details: unknown;
+  for (let attempt = 1; attempt <= 1_000; attempt += 1) {
+    const env = quietActivityEnvironment({ activityType: 'waitEniStatus', attempt, heartbeatDetails: details });
+    env.on('heartbeat', (heartbeat: unknown) => {
+      details = heartbeat;
+    });
+    try {
+      return await env.run(() => activities.waitEniStatus(input));
+    } catch (error) {
+      if (!(error instanceof ApplicationFailure) || error.type !== ENI_STATUS_PENDING) throw error;
+      assert.equal(error.nextRetryDelay, 10, 'retried after the poll interval');
+      await sleep(10);
+    }
+  }
+  assert.fail('waitEniStatus never finished');
 }
 
 async function failureOf(call: () => Promise<unknown>): Promise<ApplicationFailure> {
@@ -82,7 +105,7 @@ describe('ENI lifecycle activities', () => {
     assert.equal(eni.ipv4.filter((ip) => ip.primary).length, 1);
     assert.equal(eni.ipv6.length, 2);
     await runActivity(() => activities.attachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
-    assert.equal(await runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'InUse' })), 'InUse');
+    assert.equal(await waitStatus({ eniId: eni.eniId, status: 'InUse' }), 'InUse');
     const onNode = await runActivity(() => activities.describeNodeEnis({ instanceId: DEMO.instanceLargeH }));
     const described = onNode.find((e) => e.eniId === eni.eniId);
     assert.equal(described?.status, 'InUse');
@@ -96,15 +119,12 @@ describe('ENI lifecycle activities', () => {
     assert.equal(record.tags['k8s.aliyun.com/node'], 'node-a');
     await runActivity(() => activities.attachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
     await runActivity(() => activities.detachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
-    await runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'Available' }));
+    await waitStatus({ eniId: eni.eniId, status: 'Available' });
     await runActivity(() => activities.detachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
     await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
     await harness.waitForStatus(eni.eniId, 'gone');
     await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
-    assert.equal(
-      await runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'Available', goneIsDone: true })),
-      'Gone',
-    );
+    assert.equal(await waitStatus({ eniId: eni.eniId, status: 'Available', goneIsDone: true }), 'Gone');
   });
 
   it('a lost create response and a retry with the same token leave exactly one ENI', async () => {
@@ -126,9 +146,7 @@ describe('ENI lifecycle activities', () => {
     await harness.emulator.admin.updateSettings({ transitionDelays: { attachMs: 50 } });
     try {
       await runActivity(() => activities.attachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
-      const failure = await failureOf(() =>
-        runActivity(() => activities.waitEniStatus({ eniId: eni.eniId, status: 'InUse' })),
-      );
+      const failure = await failureOf(() => waitStatus({ eniId: eni.eniId, status: 'InUse' }));
       assert.equal(failure.type, 'EniAttachFailed');
       assert.equal(failure.nonRetryable, true);
     } finally {
@@ -138,9 +156,7 @@ describe('ENI lifecycle activities', () => {
   });
 
   it('waiting for an ENI that does not exist fails for good', async () => {
-    const failure = await failureOf(() =>
-      runActivity(() => activities.waitEniStatus({ eniId: 'eni-nope', status: 'InUse' })),
-    );
+    const failure = await failureOf(() => waitStatus({ eniId: 'eni-nope', status: 'InUse' }));
     assert.equal(failure.type, 'EcsNotFound');
     assert.equal(failure.nonRetryable, true);
   });
@@ -167,7 +183,7 @@ describe('IP activities', () => {
     );
     eniId = eni.eniId;
     await runActivity(() => activities.attachEni({ eniId, instanceId: DEMO.instanceLargeH }));
-    await runActivity(() => activities.waitEniStatus({ eniId, status: 'InUse' }));
+    await waitStatus({ eniId, status: 'InUse' });
   });
 
   it('assigns and unassigns IPv4 and IPv6; unassigning twice is fine', async () => {

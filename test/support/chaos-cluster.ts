@@ -71,6 +71,8 @@ export interface ChaosClusterOptions {
   nodeSettings?: Partial<NodeIpamSettings>;
   /** Worker processes polling the same task queues, as a Deployment's replicas (default 1). */
   workerReplicas?: number;
+  /** More environment for the worker processes (e.g. `ENIFLOW_ECS_RATE_LIMIT`). */
+  workerEnv?: Record<string, string>;
 }
 
 /** The running cluster; `close()` stops everything it started and removes its objects. */
@@ -198,12 +200,13 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     ENIFLOW_CLUSTER_ID: TEST_CLUSTER_ID,
     ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: JSON.stringify(options.nodeSettings) }),
   };
-  const worker = new WorkerProcess({ env, logDir: runDir, name: 'worker' });
+  const workerEnv = { ...env, ...options.workerEnv };
+  const worker = new WorkerProcess({ env: workerEnv, logDir: runDir, name: 'worker' });
   const workers = [
     worker,
     ...Array.from(
       { length: (options.workerReplicas ?? 1) - 1 },
-      (_, index) => new WorkerProcess({ env, logDir: runDir, name: `worker-${index + 1}` }),
+      (_, index) => new WorkerProcess({ env: workerEnv, logDir: runDir, name: `worker-${index + 2}` }),
     ),
   ];
   for (const replica of workers) replica.start();

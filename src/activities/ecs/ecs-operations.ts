@@ -1,38 +1,12 @@
-/**
- * The ECS and VPC OpenAPI operations eniflow calls, named once: rate-limiter keys, metric labels and the `action`
- * log field all take {@link EcsOperation}, so a misspelt key fails to compile (Terway's seed had two).
- */
-export const ECS_OPERATIONS = [
-  'CreateNetworkInterface',
-  'AttachNetworkInterface',
-  'DetachNetworkInterface',
-  'DeleteNetworkInterface',
-  'DescribeNetworkInterfaces',
-  'AssignPrivateIpAddresses',
-  'UnassignPrivateIpAddresses',
-  'AssignIpv6Addresses',
-  'UnassignIpv6Addresses',
-  'DescribeVSwitches',
-] as const;
-
-export type EcsOperation = (typeof ECS_OPERATIONS)[number];
+import type { EcsApiName } from '../../shared/ecs-budget.js';
 
 /**
- * Calls per minute per operation, Terway's client-side defaults, each with its own
- * bucket: the Unassign* calls and DescribeVSwitches get their own keys here, unlike the seed.
+ * The ECS and VPC OpenAPI operations eniflow calls, named once in ../../shared/ecs-budget.ts (budgets, task queues,
+ * metric labels and the `action` log field all take {@link EcsOperation}, so a misspelt key fails to compile).
  */
-export const DEFAULT_CALLS_PER_MINUTE: Readonly<Record<EcsOperation, number>> = {
-  CreateNetworkInterface: 500,
-  AttachNetworkInterface: 500,
-  DetachNetworkInterface: 400,
-  DeleteNetworkInterface: 500,
-  DescribeNetworkInterfaces: 800,
-  AssignPrivateIpAddresses: 400,
-  UnassignPrivateIpAddresses: 400,
-  AssignIpv6Addresses: 400,
-  UnassignIpv6Addresses: 400,
-  DescribeVSwitches: 300,
-};
+export { DEFAULT_CALLS_PER_MINUTE, ECS_APIS as ECS_OPERATIONS } from '../../shared/ecs-budget.js';
+
+export type EcsOperation = EcsApiName;
 
 /**
  * Error codes that mean an operation's goal already holds, per operation: the saga's clean-ups meet them all the

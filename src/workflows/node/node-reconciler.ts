@@ -61,6 +61,8 @@ export class NodeReconciler {
   private hasPendingWork = false;
   private nextSyncMs: number | undefined;
   private lastFailureTypes: string[] = [];
+  /** Drawn once per failed pass (seeded, so the same on replay): the failure backoff's full jitter. */
+  private backoffRandom: number | undefined;
   /** Set by a `resync` signal: the next vSwitch read asks the cloud again, lifting blocks it no longer backs. */
   private vSwitchRefreshRequested = false;
   private readonly passRecord: PassRecord;
@@ -114,6 +116,7 @@ export class NodeReconciler {
       lastPassEndMs: this.summary.lastPassEndMs ?? 0,
       failureStreak: this.state.failureStreak,
       lastFailureTypes: this.lastFailureTypes,
+      backoffRandom: this.backoffRandom,
       jitter: jitterOf(this.nodeName),
       settings: this.settings,
       hasPendingWork: this.hasPendingWork,
@@ -177,6 +180,9 @@ export class NodeReconciler {
     }
     this.state.failureStreak = failed ? this.state.failureStreak + 1 : 0;
     this.lastFailureTypes = failed ? failureTypesSince(this.state.failures ?? {}, record.startMs) : [];
+    // Drawn here, on the workflow's path, never in nextPass(): the `state` query calls that, and a query must not
+    // advance the workflow's random sequence.
+    this.backoffRandom = failed ? Math.random() : undefined;
     this.summary.lastPassEndMs = Date.now();
     // An update asking for GC is answered when the pass ends, after the status write (or when it was skipped).
     if (this.gc.passEnded()) this.dirty = true;

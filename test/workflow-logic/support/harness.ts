@@ -3,11 +3,12 @@
  * task queue, with the workflow bundled once per file and the stub activities in place of the real ones.
  */
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 import { pollUntil } from '../../../scripts/lib/poll-until.js';
+import { DEFAULT_CALLS_PER_MINUTE } from '../../../src/shared/ecs-budget.js';
 import { createWorkerMetrics } from '../../../src/worker/metrics.js';
+import { routeActivities, WorkerGroup } from '../../../src/worker/worker-group.js';
 import type { nodeIpamWorkflow } from '../../../src/workflows/index.js';
 import { stateQuery } from '../../../src/workflows/messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from '../../../src/workflows/messages.js';
@@ -71,13 +72,11 @@ export async function runNode<T>(
       },
     },
   };
-  const worker = await Worker.create({
-    connection: env.temporal.nativeConnection,
-    namespace: env.temporal.namespace,
-    taskQueue,
-    workflowBundle: env.bundle,
-    activities: node.activities(),
-    sinks,
+  // The stub's ECS activities on their actions' queues, where the workflow schedules them.
+  const worker = await WorkerGroup.create({
+    queues: routeActivities({ taskQueue, activities: node.activities(), callsPerMinute: DEFAULT_CALLS_PER_MINUTE }),
+    common: { connection: env.temporal.nativeConnection, namespace: env.temporal.namespace },
+    mainOptions: { workflowBundle: env.bundle, sinks },
   });
   return worker.runUntil(async () => {
     const workflow = await env.temporal.client.workflow.start<typeof nodeIpamWorkflow>('nodeIpamWorkflow', {

@@ -1,0 +1,151 @@
+/**
+ * The cluster's ECS budget, as data every layer reads: the OpenAPI actions eniflow calls, Terway's per-minute
+ * defaults, which activity calls which action, and the activity task queue of each action. Workflows schedule an ECS
+ * activity on its action's queue, and every worker polls each queue with `maxTaskQueueActivitiesPerSecond` set to the
+ * action's budget: the Temporal server then dispatches at most that many calls per second across all workers
+ * (docs/decisions.md, "One ECS budget for the cluster").
+ */
+
+/** The ECS and VPC OpenAPI actions eniflow calls, named once (metric labels, budgets, queue names, logs). */
+export const ECS_APIS = [
+  'CreateNetworkInterface',
+  'AttachNetworkInterface',
+  'DetachNetworkInterface',
+  'DeleteNetworkInterface',
+  'DescribeNetworkInterfaces',
+  'AssignPrivateIpAddresses',
+  'UnassignPrivateIpAddresses',
+  'AssignIpv6Addresses',
+  'UnassignIpv6Addresses',
+  'DescribeVSwitches',
+] as const;
+
+export type EcsApiName = (typeof ECS_APIS)[number];
+
+/**
+ * Calls per minute per action: Terway's controller defaults (`pkg/aliyun/client/ratelimit.go`), each action on its
+ * own budget. The account's real quotas are per account, region and action; these are the best public proxy.
+ */
+export const DEFAULT_CALLS_PER_MINUTE: Readonly<Record<EcsApiName, number>> = {
+  CreateNetworkInterface: 500,
+  AttachNetworkInterface: 500,
+  DetachNetworkInterface: 400,
+  DeleteNetworkInterface: 500,
+  DescribeNetworkInterfaces: 800,
+  AssignPrivateIpAddresses: 400,
+  UnassignPrivateIpAddresses: 400,
+  AssignIpv6Addresses: 400,
+  UnassignIpv6Addresses: 400,
+  DescribeVSwitches: 300,
+};
+
+/**
+ * Keys of Terway's `rateLimit` map for actions eniflow never calls (instance limits come from the Node CR the daemon
+ * writes; ENIs are read with DescribeNetworkInterfaces): accepted in an override, so a map copied from Terway's
+ * config works, and ignored.
+ */
+export const UNUSED_TERWAY_APIS = ['DescribeInstanceTypes', 'DescribeNetworkInterfaceAttribute'] as const;
+
+/**
+ * The action each ECS activity calls: one activity task is one call of that action (the error-path describes of
+ * attach and detach aside, see docs/decisions.md). A new ECS activity must be added here, or the worker refuses to
+ * start (create-worker.ts checks the map against the activities it registers).
+ */
+export const ECS_ACTIVITY_APIS = {
+  createEni: 'CreateNetworkInterface',
+  attachEni: 'AttachNetworkInterface',
+  waitEniStatus: 'DescribeNetworkInterfaces',
+  detachEni: 'DetachNetworkInterface',
+  deleteEni: 'DeleteNetworkInterface',
+  describeNodeEnis: 'DescribeNetworkInterfaces',
+  listEniflowEnis: 'DescribeNetworkInterfaces',
+  describeEnisById: 'DescribeNetworkInterfaces',
+  assignIpv4: 'AssignPrivateIpAddresses',
+  assignIpv6: 'AssignIpv6Addresses',
+  unassignIpv4: 'UnassignPrivateIpAddresses',
+  unassignIpv6: 'UnassignIpv6Addresses',
+} as const satisfies Record<string, EcsApiName>;
+
+/**
+ * ECS activities that run as local activities on the workflow's own worker, so not through a task queue: the
+ * per-pass vSwitch read, answered by the worker's cache (a call per vSwitch per worker every 20 min, or on a resync).
+ * The worker keeps a per-process token bucket at the action's budget for them.
+ */
+export const LOCAL_ECS_ACTIVITIES = { describeVSwitches: 'DescribeVSwitches' } as const satisfies Record<
+  string,
+  EcsApiName
+>;
+
+/** The actions that have a task queue: those some activity calls through one. */
+export const QUEUED_ECS_APIS: readonly EcsApiName[] = ECS_APIS.filter((api) =>
+  Object.values(ECS_ACTIVITY_APIS).includes(api as never),
+);
+
+/**
+ * The burst the server's limiter admits on top of its rate, measured: the limiter splits a queue's rate over the
+ * queue's partitions (Temporal's default `matching.numTaskqueueReadPartitions` is 4), each a small token bucket, and
+ * tokens saved while a partition was idle are spent at once. On our dev server (1.29.1) two workers at 1/s and at
+ * 0.93/s saw up to 7 creates in one second and 59 and 61 in their busiest minute (test/worker/ecs-budget.test.ts).
+ * A minute can see the rate's 60 s plus this burst, so the rate leaves room for it.
+ */
+export const SERVER_LIMITER_BURST = 10;
+
+/**
+ * The queue rate that keeps a budget in every minute, burst included: `(budget − burst) / 60` per second, but never
+ * below half the budget (a tiny budget would otherwise vanish; its first minute may then exceed by the burst).
+ */
+export function queueRatePerSecond(callsPerMinute: number): number {
+  return Math.max(callsPerMinute - SERVER_LIMITER_BURST, callsPerMinute / 2) / 60;
+}
+
+/** The activity task queue of an action, next to the workflows' queue (`eniflow-ecs-CreateNetworkInterface`). */
+export function ecsTaskQueue(taskQueue: string, api: EcsApiName): string {
+  return `${taskQueue}-ecs-${api}`;
+}
+
+/** The queue an ECS activity is scheduled on, or undefined for any other activity (Kubernetes, local reads). */
+export function ecsActivityTaskQueue(taskQueue: string, activityType: string): string | undefined {
+  const api = (ECS_ACTIVITY_APIS as Readonly<Record<string, EcsApiName>>)[activityType];
+  return api === undefined ? undefined : ecsTaskQueue(taskQueue, api);
+}
+
+/**
+ * Parses a per-action override map, Terway's `rateLimit` (`{"CreateNetworkInterface": 60}`, calls per minute), over
+ * the defaults. Every problem is reported (unknown action, not a positive number); Terway keys eniflow never calls
+ * are listed in `ignored`.
+ */
+export function parseCallsPerMinute(
+  text: string,
+  source: string,
+): { callsPerMinute: Record<EcsApiName, number>; problems: string[]; ignored: string[] } {
+  const callsPerMinute: Record<EcsApiName, number> = { ...DEFAULT_CALLS_PER_MINUTE };
+  const problems: string[] = [];
+  const ignored: string[] = [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    problems.push(`${source} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    return { callsPerMinute, problems, ignored };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    problems.push(`${source} must be a JSON object of calls per minute by action, e.g. {"CreateNetworkInterface": 60}`);
+    return { callsPerMinute, problems, ignored };
+  }
+  for (const [key, value] of Object.entries(parsed)) {
+    if ((UNUSED_TERWAY_APIS as readonly string[]).includes(key)) {
+      ignored.push(key);
+      continue;
+    }
+    if (!(ECS_APIS as readonly string[]).includes(key)) {
+      problems.push(`${source}: unknown action "${key}" (known: ${ECS_APIS.join(', ')})`);
+      continue;
+    }
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+      problems.push(`${source}: ${key} must be a positive number of calls per minute, got ${JSON.stringify(value)}`);
+      continue;
+    }
+    callsPerMinute[key as EcsApiName] = value;
+  }
+  return { callsPerMinute, problems, ignored };
+}

@@ -1,0 +1,74 @@
+/**
+ * One ECS budget for the cluster, enforced by the Temporal server: two worker processes on one task queue, a budget
+ * of 60 CreateNetworkInterface calls a minute (`ENIFLOW_ECS_RATE_LIMIT`), and 25 nodes whose warm pools want 3 ENIs
+ * each at once (75 creates, more than a minute's budget). The emulator's call log must show at most 60 creates in
+ * any 60-second window, and both replicas must have made some of them.
+ */
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { startChaosCluster } from '../support/chaos-cluster.js';
+
+/** The most entries in any window of `windowMs` (sliding over the sorted arrival times). */
+function maxInWindow(timesMs: readonly number[], windowMs: number): number {
+  const sorted = [...timesMs].sort((a, b) => a - b);
+  let best = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end += 1) {
+    while ((sorted[end] ?? 0) - (sorted[start] ?? 0) >= windowMs) start += 1;
+    best = Math.max(best, end - start + 1);
+  }
+  return best;
+}
+
+describe('the cluster ECS budget', () => {
+  it('two worker replicas with a budget of 60 creates a minute make at most 60 in any minute', async (t) => {
+    const budget = 60;
+    const cluster = await startChaosCluster({
+      name: 'budget',
+      nodeCount: 25,
+      workerReplicas: 2,
+      workerEnv: { ENIFLOW_ECS_RATE_LIMIT: JSON.stringify({ CreateNetworkInterface: budget }) },
+      // Three secondary ENIs of 15 addresses each: every node wants three ENIs as soon as its workflow runs.
+      pool: { minPoolSize: 40, maxPoolSize: 45 },
+    });
+    try {
+      await Promise.all(cluster.workers.map((worker) => worker.ready()));
+      const createTimes = async (): Promise<number[]> =>
+        (await cluster.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' })).map((call) =>
+          Date.parse(call.time),
+        );
+      // Past 66 creates the calls have spanned more than a minute at the queue's pace.
+      const times = await pollUntil(
+        async () => {
+          const current = await createTimes();
+          return current.length >= 66 ? current : undefined;
+        },
+        { description: '66 creates', timeoutMs: 150_000, intervalMs: 2_000 },
+      );
+      const perMinute = maxInWindow(times, 60_000);
+      const perSecond = maxInWindow(times, 1_000);
+      const spanS = (Math.max(...times) - Math.min(...times)) / 1_000;
+      // One log per replica in the run directory (worker.log, worker-2.log, …).
+      const logNames = (await readdir(cluster.runDir)).filter((name) => /^worker.*\.log$/.test(name)).sort();
+      const logs = await Promise.all(logNames.map((name) => readFile(join(cluster.runDir, name), 'utf8')));
+      const createdBy = logs.map((log) => log.split('\n').filter((line) => line.includes('"Created ENI"')).length);
+      t.diagnostic(
+        `${times.length} creates over ${spanS.toFixed(1)} s; most in any 60 s: ${perMinute}, in any 1 s: ${perSecond}; ` +
+          `created by replica: ${createdBy.join(' / ')}`,
+      );
+      assert.ok(perMinute <= budget, `at most ${budget} creates in any minute, got ${perMinute}`);
+      // The queue runs at (budget − burst)/min so the limiter's burst fits in the minute (SERVER_LIMITER_BURST).
+      assert.ok(perMinute >= budget - 20, `the demand used the budget (${perMinute} in the busiest minute)`);
+      assert.ok(
+        createdBy.length === 2 && createdBy.every((count) => count > 0),
+        `both replicas made creates: ${createdBy.join(' / ')}`,
+      );
+    } finally {
+      await cluster.close();
+    }
+  });
+});
