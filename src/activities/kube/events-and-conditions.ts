@@ -199,9 +199,7 @@ export function createEventsAndConditions(ctx: KubeContext) {
           }
         }
       };
-      await Promise.all(
-        Array.from({ length: Math.min(RECORD_EVENTS_CONCURRENCY, input.events.length) }, () => lane()),
-      );
+      await Promise.all(Array.from({ length: Math.min(RECORD_EVENTS_CONCURRENCY, input.events.length) }, () => lane()));
       failed.sort((a, b) => a.index - b.index);
       const first = failed[0];
       if (first !== undefined && failed.length === input.events.length) throw first.error;
