@@ -14,6 +14,8 @@ import type { Logger } from '../logger.js';
 import { activityLogInterceptors } from './sdk-logging.js';
 import type { WorkerTracing } from './tracing.js';
 import { CloudRecoveryNotifier } from './cloud-recovery.js';
+import { VSwitchWakeNotifier } from './vswitch-wake.js';
+import type { VSwitchWakeOptions } from './vswitch-wake.js';
 import { workerMetrics } from './metrics.js';
 import type { WorkerMetrics } from './metrics.js';
 import { loadCachedWorkflowBundle } from './workflow-bundle-cache.js';
@@ -82,6 +84,11 @@ export interface EniflowWorkerDeps {
   temporalUiUrl?: string;
   /** When the cloud recovers, wake the nodes backing off after failures (default on). */
   wakeNodesOnCloudRecovery?: boolean;
+  /**
+   * Wake nodes stuck on exhausted vSwitches when one gains addresses (default on, polling every 60 s): see
+   * {@link VSwitchWakeNotifier}.
+   */
+  vSwitchWake?: VSwitchWakeOptions | false;
   /** The worker's vSwitch cache, given when something else reads it too (`blocked()` for metrics); else a new one. */
   vSwitches?: VSwitchCache;
 }
@@ -117,7 +124,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     { workflowCode: code.source, loadMs: Math.round(performance.now() - startedMs) },
     'Workflow code loaded',
   );
-  return Worker.create({
+  const worker = await Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
@@ -136,4 +143,21 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     // history, so a busy but live worker losing a task this way is cheap.
     stickyQueueScheduleToStartTimeout: '3s',
   });
+  if (deps.vSwitchWake !== false) {
+    const wake = new VSwitchWakeNotifier({
+      connection: deps.connection,
+      namespace: deps.namespace,
+      taskQueue: deps.taskQueue,
+      logger: deps.logger,
+      ecs: deps.ecs,
+      vSwitches,
+      ...(deps.vSwitchWake === undefined ? {} : { options: deps.vSwitchWake }),
+    });
+    vSwitches.onUnblocked((vSwitchId) => {
+      wake.gained(vSwitchId);
+    });
+    // Polls while the worker runs (or is about to), and stops with it.
+    wake.start(() => ['INITIALIZED', 'RUNNING'].includes(worker.getState()));
+  }
+  return worker;
 }

@@ -133,6 +133,7 @@ export async function startWorker(input: {
       logger,
       readCache,
       eniPollIntervalMs: config.ecs.eniPollIntervalMs,
+      vSwitchWake: { pollMs: config.ecs.vSwitchWakePollMs },
       maxConcurrentActivities: config.maxConcurrentActivities,
       ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),
       ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),

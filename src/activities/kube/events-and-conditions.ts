@@ -118,7 +118,7 @@ export function createEventsAndConditions(ctx: KubeContext) {
   }
 
   /** One Event as the workflow asks for it (see `recordEvent`). */
-  type EventRequest = {
+  interface EventRequest {
     nodeName: string;
     involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
     type: 'Normal' | 'Warning';
@@ -126,7 +126,7 @@ export function createEventsAndConditions(ctx: KubeContext) {
     message: string;
     series?: string;
     coreNode?: { uid?: string };
-  };
+  }
 
   async function recordRequested(input: EventRequest): Promise<void> {
     const link = workflowUiLink(deps.temporalUiUrl);
