@@ -9,6 +9,14 @@ import { EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE, NODE_WORKFLOW_TYPE } from '../sha
 
 const VSWITCH_ID = /^[A-Za-z0-9-]{1,64}$/;
 
+/**
+ * Polls after which a vSwitch no stuck node names any more is forgotten. Not at once: a node that leaves the stuck
+ * state for a few failed passes and comes back must not look like a first look, or a vSwitch whose describe shows
+ * addresses that calls refuse would wake it on every other poll. Not never: a count remembered from long ago could
+ * hide a vSwitch that was filled and freed again meanwhile.
+ */
+const FORGET_AFTER_POLLS = 5;
+
 /** The reason of the `reconcile` signal that wakes a node stuck on a vSwitch that gained addresses. */
 export const VSWITCH_GAINED_REASON = 'vswitch-gained-addresses';
 
@@ -45,8 +53,9 @@ export class VSwitchWakeNotifier {
   private readonly minWakeIntervalMs: number;
   private readonly maxWorkflows: number;
   private readonly maxVSwitchesPerPoll: number;
-  /** Free addresses of each watched vSwitch at the last poll. */
-  private readonly lastSeen = new Map<string, number>();
+  /** Free addresses of each watched vSwitch at its last poll, oldest first. */
+  private readonly lastSeen = new Map<string, { free?: number; namedAtPoll: number }>();
+  private polls = 0;
   private readonly lastWakeMs = new Map<string, number>();
   /** Where the next poll starts in the sorted vSwitch list, so every vSwitch gets its turn under the cap. */
   private cursor = 0;
@@ -120,9 +129,17 @@ export class VSwitchWakeNotifier {
       listed += 1;
       if (listed >= this.maxWorkflows) break;
     }
-    // Forget vSwitches no node waits on any more, so a later wait starts from a first look.
-    for (const vSwitchId of [...this.lastSeen.keys()])
-      if (!nodesByVSwitch.has(vSwitchId)) this.lastSeen.delete(vSwitchId);
+    this.polls += 1;
+    for (const vSwitchId of nodesByVSwitch.keys()) {
+      this.lastSeen.set(vSwitchId, { ...this.lastSeen.get(vSwitchId), namedAtPoll: this.polls });
+    }
+    for (const [vSwitchId, seen] of [...this.lastSeen]) {
+      if (this.polls - seen.namedAtPoll >= FORGET_AFTER_POLLS) this.lastSeen.delete(vSwitchId);
+    }
+    const now = Date.now();
+    for (const [vSwitchId, atMs] of [...this.lastWakeMs]) {
+      if (now - atMs >= this.minWakeIntervalMs) this.lastWakeMs.delete(vSwitchId);
+    }
     const all = [...nodesByVSwitch.keys()].sort();
     const turn = takeTurn(all, this.cursor, this.maxVSwitchesPerPoll);
     this.cursor = turn.next;
@@ -130,8 +147,9 @@ export class VSwitchWakeNotifier {
       if (!VSWITCH_ID.test(vSwitchId)) continue;
       const info = await this.ecs.describeVSwitch({ vSwitchId });
       const free = info?.availableIpCount ?? 0;
-      const before = this.lastSeen.get(vSwitchId);
-      this.lastSeen.set(vSwitchId, free);
+      const seen = this.lastSeen.get(vSwitchId);
+      const before = seen?.free;
+      if (seen !== undefined) seen.free = free;
       if (free > 0 && (before === undefined || free > before)) {
         this.logger.info({ vSwitchId, free, before }, 'Exhausted vSwitch gained addresses');
         // This worker's cache must not answer the woken node's read with a stale block.
