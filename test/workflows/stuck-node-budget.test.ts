@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import * as $Ecs from '@alicloud/ecs20140526';
 import * as $Vpc from '@alicloud/vpc20160428';
 import type { WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
@@ -102,7 +102,10 @@ async function historyEvents(env: ScenarioEnv, workflowId: string): Promise<Map<
   for (const runId of runs) {
     const handle = env.temporal.client.workflow.getHandle(workflowId, runId === '' ? undefined : runId);
     for (const event of (await handle.fetchHistory()).events ?? []) {
-      const type = (temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace('EVENT_TYPE_', '');
+      const type = (proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(
+        'EVENT_TYPE_',
+        '',
+      );
       byType.set(type, (byType.get(type) ?? 0) + 1);
     }
   }
@@ -190,12 +193,16 @@ describe('a stuck node', () => {
         // so that what serves the pods below can only be the worker's wake.
         let nextAtMs = Date.parse(state.nextPass?.at ?? '');
         if (nextAtMs - Date.now() < 15_000) {
-          const passes = state.reconcileCount;
-          await pollUntil(async () => ((await scenario.state()).reconcileCount > passes ? true : undefined), {
-            description: 'the long timer pass',
-            timeoutMs: 30_000,
-          });
-          nextAtMs = Date.parse((await scenario.state()).nextPass?.at ?? '');
+          // A pass counts when it ends (the count grows when it starts, before its next time is known).
+          const ended = state.lastReconcileMs ?? 0;
+          const afterPass = await pollUntil(
+            async () => {
+              const now = await scenario.state();
+              return (now.lastReconcileMs ?? 0) > ended ? now : undefined;
+            },
+            { description: 'the long timer pass', timeoutMs: 30_000 },
+          );
+          nextAtMs = Date.parse(afterPass.nextPass?.at ?? '');
         }
         assert.ok(nextAtMs - Date.now() >= 15_000, 'the long timer is not what serves the pods');
         for (const eniId of filler) {
