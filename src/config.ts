@@ -69,6 +69,8 @@ export interface WorkerConfig {
     callsPerMinute: Record<EcsApiName, number>;
     /** Terway `rateLimit` keys of actions eniflow never calls, accepted and ignored (logged at start). */
     ignoredRateLimitKeys?: string[];
+    /** How often the vSwitches that stuck nodes wait on are described (the vSwitch wake, vswitch-wake.ts). */
+    vSwitchWakePollMs: number;
   };
   /** Path of a kubeconfig; absent → `KUBECONFIG`, `~/.kube/config`, then in-cluster. */
   kubeconfigPath?: string;
@@ -92,6 +94,8 @@ export const WORKER_ENV = {
   ALIBABA_CLOUD_ACCESS_KEY_ID: 'static AccessKey id; absent → the default credential chain (RRSA, ECS RAM role…)',
   ALIBABA_CLOUD_ACCESS_KEY_SECRET: 'static AccessKey secret',
   ENI_POLL_INTERVAL_MS: 'poll interval while waiting for an ENI status (default 3000)',
+  VSWITCH_WAKE_POLL_MS:
+    'how often the vSwitches that stuck nodes wait on are described, to wake those nodes when one gains addresses (default 60000)',
   KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
   LOG_LEVEL: 'pino level (default `info`)',
   METRICS_ADDRESS: "serve the Temporal SDK's Prometheus metrics (`temporal_*`) on this `host:port` (default off)",
@@ -156,6 +160,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       protocol: protocol === 'http' ? 'http' : 'https',
       eniPollIntervalMs: positiveInt({ env, name: 'ENI_POLL_INTERVAL_MS', fallback: 3_000, problems }),
       callsPerMinute: { ...DEFAULT_CALLS_PER_MINUTE },
+      vSwitchWakePollMs: positiveInt({ env, name: 'VSWITCH_WAKE_POLL_MS', fallback: 60_000, problems }),
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
     maxConcurrentActivities: positiveInt({ env, name: 'MAX_CONCURRENT_ACTIVITIES', fallback: 100, problems }),

@@ -26,6 +26,7 @@ export const TEMPORAL_SEARCH_ATTRIBUTES = {
   IpamState: 'Keyword',
   EniflowErrorCode: 'Keyword',
   EniflowErrorSince: 'Datetime',
+  EniflowExhaustedVSwitches: 'KeywordList',
 } as const;
 
 /**

@@ -31,3 +31,4 @@ export * from './notice-bookkeeping.js';
 export * from './create-intents.js';
 export * from './sync-schedule.js';
 export * from './resource-version.js';
+export * from './stuck-wait.js';

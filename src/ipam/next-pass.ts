@@ -4,13 +4,27 @@ import type { UnsatisfiedPod } from './local-pool.js';
 import type { NetworkInterfaces, NodeSpec } from './node-model.js';
 import { failureBackoffMs } from './operation-failures.js';
 import { planPoolRelease } from './release-plan.js';
+import { nextPendingPodEventMs } from './stuck-wait.js';
+import type { StuckCause } from './stuck-wait.js';
 
 /** Why a node's next pass is due without any signal. */
-export type NextPassReason = 'failureBackoff' | 'openApiSync' | 'gcPeriod' | 'daemonWaitEvent' | 'runAge' | 'safetyNet';
+export type NextPassReason =
+  | 'failureBackoff'
+  | 'stuckBackoff'
+  | 'pendingPodEvent'
+  | 'openApiSync'
+  | 'gcPeriod'
+  | 'daemonWaitEvent'
+  | 'runAge'
+  | 'safetyNet';
 
 /** What each reason means to an operator (the `state` query, the Web UI). */
 export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
   failureBackoff: 'retry after failed pass(es) (backoff)',
+  stuckBackoff:
+    'pods wait on something that does not change by itself (long backoff; a pod or spec change, a vSwitch ' +
+    'gaining addresses or a resync wakes the node sooner)',
+  pendingPodEvent: 'a waiting pod is due its Warning event',
   openApiSync: 'OpenAPI sync due',
   gcPeriod: 'GC period (idle IPs to release or pods waiting)',
   daemonWaitEvent: 'daemon still not ready: Warning event due',
@@ -38,12 +52,18 @@ export interface NextPassInput {
     maxFailureBackoffMs: number;
     transientFailureBackoffMs: number;
     daemonWaitEventAfterMs: number;
+    stuckBackoffMs: number;
+    pendingPodEventAfterMs: number;
   };
   /** The last pass left work for the GC period: idle IPs to release, removals, pods waiting. */
   hasPendingWork: boolean;
   lastGcMs?: number | undefined;
   nextSyncMs?: number | undefined;
   daemonWait?: { sinceMs: number; reported: boolean } | undefined;
+  /** Set when the last pass found its waiting pods stuck (see `stuckWaitOf`): a long backoff instead of retries. */
+  stuck?: StuckCause | undefined;
+  /** Since when each waiting pod has waited (epoch ms): a stuck node still wakes to tell a newly waiting pod why. */
+  pendingSince?: Readonly<Record<string, number>> | undefined;
   /** When the run must hand over to a new one (continue-as-new), whatever else happens. */
   runDeadlineMs?: number | undefined;
 }
@@ -56,6 +76,8 @@ export interface NextPassInput {
 export function nextPass(input: NextPassInput): { atMs: number; reason: NextPassReason } {
   const last = input.lastPassEndMs;
   const { settings } = input;
+  // Stuck: waking every few seconds or minutes would only plan the same nothing again; the change wakes the node.
+  if (input.stuck !== undefined) return stuckPass(input);
   if (input.failureStreak > 0) {
     const capMs = failureBackoffMs({
       streak: input.failureStreak,
@@ -78,6 +100,30 @@ export function nextPass(input: NextPassInput): { atMs: number; reason: NextPass
   }
   if (input.runDeadlineMs !== undefined) candidates.push({ atMs: input.runDeadlineMs, reason: 'runAge' });
   candidates.push({ atMs: last + Math.round(settings.idleWakeMs * (1 + input.jitter / 4)), reason: 'safetyNet' });
+  return candidates.reduce((best, candidate) => (candidate.atMs < best.atMs ? candidate : best));
+}
+
+/**
+ * The next pass of a stuck node: the long backoff (jittered per node like the safety net, so nodes stuck on one
+ * vSwitch do not wake together), unless a pod's first Warning Event, a due sync, the daemon-wait Event or the run's
+ * age limit comes first. No GC period and no failure backoff: both only retry what cannot succeed yet.
+ */
+function stuckPass(input: NextPassInput): { atMs: number; reason: NextPassReason } {
+  const last = input.lastPassEndMs;
+  const { settings } = input;
+  const candidates: { atMs: number; reason: NextPassReason }[] = [];
+  if (input.nextSyncMs !== undefined) candidates.push({ atMs: input.nextSyncMs, reason: 'openApiSync' });
+  const podEventMs = nextPendingPodEventMs({
+    pendingSince: input.pendingSince ?? {},
+    eventAfterMs: settings.pendingPodEventAfterMs,
+    afterMs: last,
+  });
+  if (podEventMs !== undefined) candidates.push({ atMs: podEventMs, reason: 'pendingPodEvent' });
+  if (input.runDeadlineMs !== undefined) candidates.push({ atMs: input.runDeadlineMs, reason: 'runAge' });
+  candidates.push({
+    atMs: last + Math.round(settings.stuckBackoffMs * (1 + input.jitter / 4)),
+    reason: 'stuckBackoff',
+  });
   return candidates.reduce((best, candidate) => (candidate.atMs < best.atMs ? candidate : best));
 }
 

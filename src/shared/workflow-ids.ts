@@ -28,6 +28,15 @@ export const IPAM_STATE_SEARCH_ATTRIBUTE = defineSearchAttributeKey('IpamState',
 export const ERROR_CODE_SEARCH_ATTRIBUTE = defineSearchAttributeKey('EniflowErrorCode', SearchAttributeType.KEYWORD);
 export const ERROR_SINCE_SEARCH_ATTRIBUTE = defineSearchAttributeKey('EniflowErrorSince', SearchAttributeType.DATETIME);
 
+/**
+ * The vSwitches whose gaining addresses should wake a node stuck on exhausted vSwitches (KeywordList); absent
+ * otherwise. The worker finds the nodes to wake with `EniflowExhaustedVSwitches = "vsw-…"`.
+ */
+export const EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE = defineSearchAttributeKey(
+  'EniflowExhaustedVSwitches',
+  SearchAttributeType.KEYWORD_LIST,
+);
+
 /** Every search attribute eniflow needs registered on the Temporal namespace. */
 export const SEARCH_ATTRIBUTES = [
   NODE_NAME_SEARCH_ATTRIBUTE,
@@ -35,6 +44,7 @@ export const SEARCH_ATTRIBUTES = [
   IPAM_STATE_SEARCH_ATTRIBUTE,
   ERROR_CODE_SEARCH_ATTRIBUTE,
   ERROR_SINCE_SEARCH_ATTRIBUTE,
+  EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE,
 ];
 
 /** The node a workflow id belongs to (see {@link nodeWorkflowId}); undefined for other workflows (the janitor). */

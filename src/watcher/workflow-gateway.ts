@@ -41,7 +41,7 @@ export function nodeUserMetadata(
       `- state: \`npm run eniflow -- node ${nodeName}\` or \`temporal workflow query --workflow-id ${id} --type state\``,
       `- GC now: \`npm run eniflow -- gc ${nodeName}\`; resync with the cloud: \`npm run eniflow -- resync ${nodeName}\``,
       `- Node CR: \`kubectl get nodes.network.alibabacloud.com ${nodeName} -o yaml\``,
-      '- search attributes: `NodeName`, `InstanceId`, `IpamState`, `EniflowErrorCode`, `EniflowErrorSince`',
+      '- search attributes: `NodeName`, `InstanceId`, `IpamState`, `EniflowErrorCode`, `EniflowErrorSince`, `EniflowExhaustedVSwitches`',
     ].join('\n'),
   };
 }

@@ -14,6 +14,8 @@ import type { Logger } from '../logger.js';
 import { activityLogInterceptors } from './sdk-logging.js';
 import type { WorkerTracing } from './tracing.js';
 import { CloudRecoveryNotifier } from './cloud-recovery.js';
+import { VSwitchWakeNotifier } from './vswitch-wake.js';
+import type { VSwitchWakeOptions } from './vswitch-wake.js';
 import { workerMetrics } from './metrics.js';
 import type { WorkerMetrics } from './metrics.js';
 import { loadCachedWorkflowBundle } from './workflow-bundle-cache.js';
@@ -85,6 +87,11 @@ export interface EniflowWorkerDeps {
   temporalUiUrl?: string;
   /** When the cloud recovers, wake the nodes backing off after failures (default on). */
   wakeNodesOnCloudRecovery?: boolean;
+  /**
+   * Wake nodes stuck on exhausted vSwitches when one gains addresses (default on, polling every 60 s): see
+   * {@link VSwitchWakeNotifier}.
+   */
+  vSwitchWake?: VSwitchWakeOptions | false;
   /** The worker's vSwitch cache, given when something else reads it too (`blocked()` for metrics); else a new one. */
   vSwitches?: VSwitchCache;
   /** The cluster's ECS budget per action (calls per minute; default Terway's): each action queue's server-side rate. */
@@ -133,7 +140,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     { workflowCode: code.source, loadMs: Math.round(performance.now() - startedMs) },
     'Workflow code loaded',
   );
-  return WorkerGroup.create({
+  const worker = await WorkerGroup.create({
     queues,
     common: {
       connection: deps.connection,
@@ -152,4 +159,21 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     },
     mainOptions: { ...code.option, sinks: metrics.sinks },
   });
+  if (deps.vSwitchWake !== false) {
+    const wake = new VSwitchWakeNotifier({
+      connection: deps.connection,
+      namespace: deps.namespace,
+      taskQueue: deps.taskQueue,
+      logger: deps.logger,
+      ecs: deps.ecs,
+      vSwitches,
+      ...(deps.vSwitchWake === undefined ? {} : { options: deps.vSwitchWake }),
+    });
+    vSwitches.onUnblocked((vSwitchId) => {
+      wake.gained(vSwitchId);
+    });
+    // Polls while the worker runs (or is about to), and stops with it.
+    wake.start(() => ['INITIALIZED', 'RUNNING'].includes(worker.getState()));
+  }
+  return worker;
 }

@@ -161,6 +161,7 @@ export async function startWorker(input: {
       logger,
       readCache,
       eniPollIntervalMs: config.ecs.eniPollIntervalMs,
+      vSwitchWake: { pollMs: config.ecs.vSwitchWakePollMs },
       maxConcurrentActivities: config.maxConcurrentActivities,
       callsPerMinute: config.ecs.callsPerMinute,
       ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),

@@ -1,11 +1,16 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
-import type { EniAllocation, FailingOperation, GcAction, UnlistedEniReport } from '../ipam/index.js';
+import type { EniAllocation, FailingOperation, GcAction, StuckCause, UnlistedEniReport } from '../ipam/index.js';
 
 /** Why the watcher woke a node's workflow; pod churn is summarised, never the pod objects themselves. */
 export interface ReconcileReason {
   /** e.g. `pod-added`, `pod-deleted`, `node-cr-changed`, `core-node-changed`, `watcher-start`. */
   reason: string;
+  /**
+   * vSwitches the worker saw gain addresses (`vswitch-gained-addresses`): the pass asks the cloud about the node's
+   * vSwitches again instead of trusting its worker's cache, which may still hold a block.
+   */
+  vSwitchesGained?: string[];
   /** Pod changes coalesced into this signal, by kind. */
   podChanges?: { added: number; updated: number; deleted: number };
   /**
@@ -100,6 +105,12 @@ export interface NodeWorkflowState {
   failingOperations?: FailingOperation[];
   /** vSwitches the worker holds as exhausted, and for how long still (ms), unless a resync lifts the block. */
   blockedVSwitches?: { vSwitchId: string; blockedForMs: number }[];
+  /**
+   * Set while the node's waiting pods are stuck on something a retry cannot fix: the node sleeps `stuckBackoffMs`
+   * between passes and is woken by the change (for exhausted vSwitches: the worker's signal when one of
+   * `wakeOnVSwitches` gains addresses).
+   */
+  stuckWait?: { cause: StuckCause; message: string; wakeOnVSwitches?: string[] };
 }
 
 export const IPAM_STATES = [
@@ -154,6 +165,12 @@ export interface NodeIpamSettings {
    * retired on a schedule (src/workflows/node/patches.ts).
    */
   maxRunAgeMs: number;
+  /**
+   * How long a node whose waiting pods are stuck (vSwitches exhausted, instance or quota limits: nothing a retry
+   * can fix) sleeps between passes, unless a change wakes it first: a pod or spec change, a vSwitch gaining
+   * addresses (the worker signals), a `resync`. Stretched by up to a quarter per node.
+   */
+  stuckBackoffMs: number;
   /** The same Warning event is recorded at most this often. */
   eventRepeatMs: number;
   /** A pod still without its IP this long after it was first seen waiting gets a Warning event saying why. */
@@ -180,6 +197,7 @@ export const DEFAULT_NODE_SETTINGS: NodeIpamTunables = {
   transientFailureBackoffMs: 10_000,
   maxPassesPerRun: 500,
   maxRunAgeMs: 7 * 24 * 3_600_000,
+  stuckBackoffMs: 30 * 60_000,
   eventRepeatMs: 60_000,
   pendingPodEventAfterMs: 30_000,
   daemonWaitEventAfterMs: 5 * 60_000,

@@ -92,6 +92,8 @@ describe('nextPass failure backoff with full jitter', () => {
       maxFailureBackoffMs: 300_000,
       transientFailureBackoffMs: 10_000,
       daemonWaitEventAfterMs: 300_000,
+      stuckBackoffMs: 1_800_000,
+      pendingPodEventAfterMs: 30_000,
     },
     hasPendingWork: false,
   };

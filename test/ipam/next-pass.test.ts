@@ -18,6 +18,8 @@ const base: NextPassInput = {
     maxFailureBackoffMs: 300_000,
     transientFailureBackoffMs: 10_000,
     daemonWaitEventAfterMs: 300_000,
+    stuckBackoffMs: 30 * 60_000,
+    pendingPodEventAfterMs: 30_000,
   },
   hasPendingWork: false,
 };
@@ -90,6 +92,48 @@ describe('nextPass', () => {
       input: { failureStreak: 12, lastFailureTypes: ['EcsThrottled', 'EcsTransient'] },
       atMs: LAST + 10_000,
       reason: 'failureBackoff',
+    },
+    {
+      name: 'a stuck node sleeps the long backoff instead of the GC period',
+      input: { stuck: 'vSwitchExhausted', hasPendingWork: true },
+      atMs: LAST + 30 * 60_000,
+      reason: 'stuckBackoff',
+    },
+    {
+      name: 'the long backoff is stretched by the node jitter',
+      input: { stuck: 'instanceEniLimit', jitter: 0.5 },
+      atMs: LAST + 33.75 * 60_000,
+      reason: 'stuckBackoff',
+    },
+    {
+      name: 'a stuck node failing on quota answers sleeps long, not the failure backoff',
+      input: { stuck: 'quotaExceeded', failureStreak: 4, lastFailureTypes: ['EcsQuotaExceeded'] },
+      atMs: LAST + 30 * 60_000,
+      reason: 'stuckBackoff',
+    },
+    {
+      name: 'a stuck node wakes to tell a pod that started waiting why',
+      input: { stuck: 'vSwitchExhausted', pendingSince: { 'ns/a': LAST - 60_000, 'ns/b': LAST - 10_000 } },
+      atMs: LAST + 20_000,
+      reason: 'pendingPodEvent',
+    },
+    {
+      name: 'pods already told do not wake a stuck node',
+      input: { stuck: 'vSwitchExhausted', pendingSince: { 'ns/a': LAST - 60_000 } },
+      atMs: LAST + 30 * 60_000,
+      reason: 'stuckBackoff',
+    },
+    {
+      name: 'a due sync and the run age still come first for a stuck node',
+      input: { stuck: 'vSwitchExhausted', nextSyncMs: LAST + 60_000, runDeadlineMs: LAST + 120_000 },
+      atMs: LAST + 60_000,
+      reason: 'openApiSync',
+    },
+    {
+      name: "the run age limit ends a stuck node's run on time",
+      input: { stuck: 'vSwitchExhausted', runDeadlineMs: LAST + 120_000 },
+      atMs: LAST + 120_000,
+      reason: 'runAge',
     },
   ];
   for (const entry of cases) {

@@ -21,6 +21,7 @@ import type { EcsEmulatorOptions } from '../../src/ecs-emulator/index.js';
 import { NODE_CR_FINALIZER } from '../../src/ipam/index.js';
 import type { NodeCr, NodeSpec } from '../../src/ipam/index.js';
 import { createEniflowWorker } from '../../src/worker/create-worker.js';
+import type { EniflowWorkerDeps } from '../../src/worker/create-worker.js';
 import { ecsCallMetrics } from '../../src/worker/metrics.js';
 import type { WorkerTracing } from '../../src/worker/tracing.js';
 import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
@@ -172,6 +173,8 @@ export async function startNodeScenario(
     logger?: Logger;
     /** Spans for the worker's activities and calls, as `npm run worker` has with an OTLP endpoint. */
     tracing?: WorkerTracing;
+    /** The worker's vSwitch cache and vSwitch wake, when a test shortens their times. */
+    worker?: Pick<EniflowWorkerDeps, 'vSwitches' | 'vSwitchWake'>;
   },
 ): Promise<NodeScenario> {
   const nodeName = uniqueName(input.name);
@@ -222,6 +225,7 @@ export async function startNodeScenario(
       eniPollIntervalMs: 20,
       workflowBundle: env.bundle,
       ...(input.tracing === undefined ? {} : { tracing: input.tracing }),
+      ...input.worker,
     });
     const running = worker.run();
     return {

@@ -24,6 +24,7 @@ export class VSwitchCache {
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly nowMs: () => number;
+  private readonly unblockListeners: ((vSwitchId: string) => void)[] = [];
 
   constructor(options: { ttlMs?: number; maxEntries?: number; nowMs?: () => number; wallClockMs?: () => number } = {}) {
     this.ttlMs = options.ttlMs ?? 20 * 60_000;
@@ -63,7 +64,13 @@ export class VSwitchCache {
   unblock(vSwitchId: string): boolean {
     if (!this.blocks.delete(vSwitchId)) return false;
     this.entries.delete(vSwitchId);
+    for (const listener of this.unblockListeners) listener(vSwitchId);
     return true;
+  }
+
+  /** Calls `listener` whenever {@link unblock} lifts a block: nodes waiting on the vSwitch may now be served. */
+  onUnblocked(listener: (vSwitchId: string) => void): void {
+    this.unblockListeners.push(listener);
   }
 
   /** Forgets what is cached about these vSwitches, blocks included, so the next lookups ask the cloud. */

@@ -16,6 +16,13 @@ export function workflowUiLink(uiUrl: string | undefined): string | undefined {
   return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(info.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
+/** Events of one batch written at once: a few, so a node's burst of Events does not flood the apiserver. */
+export const RECORD_EVENTS_CONCURRENCY = 4;
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** A core Node condition as written: all fields present, times in RFC 3339. */
 export interface NodeConditionPatch {
   type: string;
@@ -110,6 +117,34 @@ export function createEventsAndConditions(ctx: KubeContext) {
     }
   }
 
+  /** One Event as the workflow asks for it (see `recordEvent`). */
+  interface EventRequest {
+    nodeName: string;
+    involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
+    type: 'Normal' | 'Warning';
+    reason: string;
+    message: string;
+    series?: string;
+    coreNode?: { uid?: string };
+  }
+
+  async function recordRequested(input: EventRequest): Promise<void> {
+    const link = workflowUiLink(deps.temporalUiUrl);
+    const message = `${input.message}${link === undefined ? '' : ` ${link}`}`.slice(0, 1024);
+    const targets = [input.involved];
+    if (input.coreNode !== undefined) {
+      targets.push({
+        kind: 'Node',
+        apiVersion: 'v1',
+        name: input.nodeName,
+        ...(input.coreNode.uid === undefined ? {} : { uid: input.coreNode.uid }),
+      });
+    }
+    for (const involved of targets) {
+      await recordOneEvent({ ...input, involved, message });
+    }
+  }
+
   return {
     /**
      * Sets one condition of the core Node (`SufficientIP`, `IPAMConfigValid`) with a strategic merge keyed by type,
@@ -137,29 +172,38 @@ export function createEventsAndConditions(ctx: KubeContext) {
      * reason and key, so a repeat of one cause updates that Event (count, message, lastTimestamp) instead of adding
      * another; without one, each call is a new Event.
      */
-    async recordEvent(input: {
-      nodeName: string;
-      involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
-      type: 'Normal' | 'Warning';
-      reason: string;
-      message: string;
-      series?: string;
-      coreNode?: { uid?: string };
-    }): Promise<void> {
-      const link = workflowUiLink(deps.temporalUiUrl);
-      const message = `${input.message}${link === undefined ? '' : ` ${link}`}`.slice(0, 1024);
-      const targets = [input.involved];
-      if (input.coreNode !== undefined) {
-        targets.push({
-          kind: 'Node',
-          apiVersion: 'v1',
-          name: input.nodeName,
-          ...(input.coreNode.uid === undefined ? {} : { uid: input.coreNode.uid }),
-        });
-      }
-      for (const involved of targets) {
-        await recordOneEvent({ ...input, involved, message });
-      }
+    async recordEvent(input: EventRequest): Promise<void> {
+      await recordRequested(input);
+    },
+
+    /**
+     * The Events of one pass in one activity (a node with 30 waiting pods pays one activity, not 30), written
+     * `RECORD_EVENTS_CONCURRENCY` at a time so a large batch stays well inside the activity's timeout. One Event
+     * that cannot be written does not stop the others: the failures are returned, not thrown, because a retry of
+     * the whole batch would count the Events already written a second time. Only a batch of which nothing was
+     * written throws (with the first error), so the activity's retry policy still covers an apiserver that is down.
+     */
+    async recordEvents(input: {
+      events: EventRequest[];
+    }): Promise<{ failed: { index: number; reason: string; message: string }[] }> {
+      const failed: { index: number; reason: string; message: string; error: unknown }[] = [];
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        for (let index = next++; index < input.events.length; index = next++) {
+          const event = input.events[index];
+          if (event === undefined) continue;
+          try {
+            await recordRequested(event);
+          } catch (error) {
+            failed.push({ index, reason: event.reason, message: errorMessage(error), error });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(RECORD_EVENTS_CONCURRENCY, input.events.length) }, () => lane()));
+      failed.sort((a, b) => a.index - b.index);
+      const first = failed[0];
+      if (first !== undefined && failed.length === input.events.length) throw first.error;
+      return { failed: failed.map(({ index, reason, message }) => ({ index, reason, message })) };
     },
   };
 }

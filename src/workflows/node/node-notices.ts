@@ -1,10 +1,8 @@
 import { workflowInfo } from '@temporalio/workflow';
 
 import {
-  admitEvent,
   assignIpsFromLocalPool,
   eniOperationsCondition,
-  eventKey,
   explainPendingPod,
   formatRfc3339,
   operationFailureNotice,
@@ -29,21 +27,14 @@ import type { NodeSnapshot } from '../../activities/index.js';
 import type { NodeIpamSettings } from '../messages.js';
 import { kubeNotice } from './activities.js';
 import type { CarriedState } from './carried-state.js';
+import { EventWriter } from './event-writer.js';
+import type { EventInput } from './event-writer.js';
 import { stepFailure } from './step-failure.js';
 import type { FailedStep } from './step-failure.js';
 
 const CONFIG_CONDITION_TYPE = 'IPAMConfigValid';
 
 type CoreNode = NodeSnapshot['coreNode'];
-
-interface EventInput {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-  /** One Event per series: repeats update it (its count grows) instead of adding one. Defaults to the message. */
-  series?: string;
-  pod?: { namespace: string; name: string; uid?: string };
-}
 
 /**
  * Every Event and condition a node's passes write: on the Node CR (and the core Node), on pods, and the core
@@ -56,8 +47,8 @@ export class NodeNotices {
   private readonly settings: NodeIpamSettings;
   private readonly memory: Pick<CarriedState, 'eventTimes' | 'pendingSince' | 'daemonWait'>;
   private readonly onFailure: (failed: FailedStep) => void;
+  private readonly writer: EventWriter;
   private coreNode: CoreNode;
-  private crUid: string | undefined;
   /** Whether this run set `IPAMConfigValid` to False (the core Node read may not show it yet). */
   private configConditionFalse = false;
 
@@ -71,57 +62,23 @@ export class NodeNotices {
     this.settings = input.settings;
     this.memory = input.memory;
     this.onFailure = input.onFailure;
+    this.writer = new EventWriter({
+      nodeName: input.nodeName,
+      repeatMs: input.settings.eventRepeatMs,
+      memory: input.memory,
+      onFailure: input.onFailure,
+    });
   }
 
   /** What the pass read: node Events go on the CR (by uid) and on the core Node too. */
   readObjects(snapshot: NodeSnapshot): void {
     this.coreNode = snapshot.coreNode;
-    this.crUid = snapshot.cr?.uid;
+    this.writer.readObjects(snapshot);
   }
 
   /** An Event on the Node CR (and the core Node) or on a pod, at most once per `eventRepeatMs` per series. */
-  async event(input: EventInput): Promise<void> {
-    const series = input.series ?? input.message;
-    const podId = input.pod === undefined ? undefined : `${input.pod.namespace}/${input.pod.name}`;
-    const admission = admitEvent({
-      recent: this.memory.eventTimes,
-      key: eventKey({ podId, reason: input.reason, series }),
-      nowMs: Date.now(),
-      repeatMs: this.settings.eventRepeatMs,
-    });
-    if (!admission.admitted) return;
-    this.memory.eventTimes = admission.recent;
-    const uid = this.crUid === undefined || this.crUid === '' ? undefined : this.crUid;
-    const core = this.coreNode;
-    try {
-      await kubeNotice.recordEvent({
-        nodeName: this.nodeName,
-        involved:
-          input.pod === undefined
-            ? {
-                kind: 'Node',
-                apiVersion: 'network.alibabacloud.com/v1beta1',
-                name: this.nodeName,
-                ...(uid === undefined ? {} : { uid }),
-              }
-            : {
-                kind: 'Pod',
-                apiVersion: 'v1',
-                name: input.pod.name,
-                namespace: input.pod.namespace,
-                ...(input.pod.uid === undefined ? {} : { uid: input.pod.uid }),
-              },
-        type: input.type,
-        reason: input.reason,
-        message: input.message,
-        series,
-        ...(input.pod !== undefined || core === undefined
-          ? {}
-          : { coreNode: core.uid === '' ? {} : { uid: core.uid } }),
-      });
-    } catch (error) {
-      this.onFailure({ operation: 'recordEvent', failure: stepFailure(error) });
-    }
+  private async event(input: EventInput): Promise<void> {
+    await this.writer.event(input);
   }
 
   private async patchCondition(condition: Parameters<typeof kubeNotice.patchNodeCondition>[0]['condition']) {
@@ -192,28 +149,30 @@ export class NodeNotices {
 
   /** The vSwitches the worker holds as exhausted: one Event series each. */
   async blockedVSwitches(blocked: readonly { vSwitchId: string; blockedForMs: number }[]): Promise<void> {
-    for (const block of blocked) {
-      await this.event({
+    await this.writer.events(
+      blocked.map((block) => ({
         type: 'Warning',
         reason: 'VSwitchBlocked',
         message:
           `vSwitch ${block.vSwitchId} answered InvalidVSwitchId.IpNotEnough and is not used for another ` +
           `${Math.ceil(block.blockedForMs / 60_000)} min; a resync signal asks the cloud again`,
         series: `VSwitchBlocked:${block.vSwitchId}`,
-      });
-    }
+      })),
+    );
   }
 
   /** What the OpenAPI sync decided about ENIs the instance's listing left out: one Event each. */
   async unlistedEnis(reports: readonly UnlistedEniReport[]): Promise<void> {
-    for (const report of reports) {
-      const kept = report.outcome.startsWith('kept');
-      await this.event({
-        type: kept ? 'Warning' : 'Normal',
-        reason: kept ? 'EniKeptUntouched' : report.outcome === 'released' ? 'EniReleased' : 'EniForgotten',
-        message: report.message,
-      });
-    }
+    await this.writer.events(
+      reports.map((report) => {
+        const kept = report.outcome.startsWith('kept');
+        return {
+          type: kept ? 'Warning' : 'Normal',
+          reason: kept ? 'EniKeptUntouched' : report.outcome === 'released' ? 'EniReleased' : 'EniForgotten',
+          message: report.message,
+        };
+      }),
+    );
   }
 
   /** Tells a pod whose binding to an `Invalid` address was dropped what it has now (or that it waits). */
@@ -232,18 +191,20 @@ export class NodeNotices {
         }
       }
     }
-    for (const dropped of input.dropped) {
-      const [namespace = '', name = ''] = dropped.podId.split('/');
-      const next = now[`${dropped.podId}|${dropped.family}`];
-      await this.event({
-        type: 'Warning',
-        reason: 'IPRebound',
-        message:
-          `${dropped.ref.ip} on ${dropped.ref.eniId} is Invalid (the cloud does not have it) and the pod does not ` +
-          `use it: ${next === undefined ? 'waiting for a valid address' : `rebound to ${next}`}`,
-        pod: { namespace, name },
-      });
-    }
+    await this.writer.events(
+      input.dropped.map((dropped) => {
+        const [namespace = '', name = ''] = dropped.podId.split('/');
+        const next = now[`${dropped.podId}|${dropped.family}`];
+        return {
+          type: 'Warning',
+          reason: 'IPRebound',
+          message:
+            `${dropped.ref.ip} on ${dropped.ref.eniId} is Invalid (the cloud does not have it) and the pod does ` +
+            `not use it: ${next === undefined ? 'waiting for a valid address' : `rebound to ${next}`}`,
+          pod: { namespace, name },
+        };
+      }),
+    );
   }
 
   /**
@@ -265,25 +226,30 @@ export class NodeNotices {
       eventAfterMs: this.settings.pendingPodEventAfterMs,
     });
     this.memory.pendingSince = tracked.since;
-    for (const podId of tracked.due) {
-      const pod = byPod.get(podId);
-      if (pod === undefined) continue;
-      const reason = explainPendingPod({
-        podReason: pod.reason,
-        isNodeReady: input.isNodeReady,
-        failureTypes: input.failureTypes,
-        ...(input.plan === undefined ? {} : { plan: input.plan }),
-      });
-      const notice = pendingPodNotice({ reason, failing: input.ledger, workflowId: workflowInfo().workflowId });
-      const [namespace = '', name = ''] = podId.split('/');
-      await this.event({
-        type: 'Warning',
-        reason: 'IPAllocationPending',
-        message: notice.message,
-        series: notice.series,
-        pod: { namespace, name, ...(pod.request.podUid === '' ? {} : { uid: pod.request.podUid }) },
-      });
-    }
+    // All of them in one activity (per batch): a node with 30 stuck pods must not pay 30 activities a pass.
+    await this.writer.events(
+      tracked.due.flatMap((podId): EventInput[] => {
+        const pod = byPod.get(podId);
+        if (pod === undefined) return [];
+        const reason = explainPendingPod({
+          podReason: pod.reason,
+          isNodeReady: input.isNodeReady,
+          failureTypes: input.failureTypes,
+          ...(input.plan === undefined ? {} : { plan: input.plan }),
+        });
+        const notice = pendingPodNotice({ reason, failing: input.ledger, workflowId: workflowInfo().workflowId });
+        const [namespace = '', name = ''] = podId.split('/');
+        return [
+          {
+            type: 'Warning',
+            reason: 'IPAllocationPending',
+            message: notice.message,
+            series: notice.series,
+            pod: { namespace, name, ...(pod.request.podUid === '' ? {} : { uid: pod.request.podUid }) },
+          },
+        ];
+      }),
+    );
   }
 
   /** Pods of a node that is not Ready wait without any allocation: they are told so once they have waited long. */

@@ -1,5 +1,3 @@
-import { workflowInfo } from '@temporalio/workflow';
-
 import {
   applyAllocationConditions,
   assignIpsFromLocalPool,
@@ -8,16 +6,14 @@ import {
   foldEniOutcomes,
   formatRfc3339,
   hasFailingCalls,
-  hasWorkForGcPeriod,
-  jitterOf,
   mergeSeenVersions,
-  nextPass,
   pairCreatesWithIntents,
   planEniAllocations,
   planPoolRelease,
   podIpRequestsFromPods,
   primaryFamilyOf,
   releaseIpsOfGonePods,
+  sortedKeys,
   unschedulableEniIds,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
@@ -31,11 +27,12 @@ import { GcRequests } from './gc-requests.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, readVSwitches, writeStatusKeepingEnis } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
-import { blockedVSwitchesOf, buildNodeView, initialPassSummary } from './node-view.js';
+import { blockedVSwitchesOf, buildNodeView, exhaustedVSwitchesOf, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
 import { syncEnisIfDue } from './openapi-sync.js';
 import { OperationTracker } from './operation-tracker.js';
 import { PassRecord } from './pass-record.js';
+import { PassSchedule } from './pass-schedule.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -57,12 +54,8 @@ export class NodeReconciler {
   private readonly notices: NodeNotices;
   private readonly tracker = new OperationTracker();
   private summary: PassSummary = initialPassSummary();
-  /** Scheduling facts of the last pass: GC work left, the due OpenAPI sync, its failure types. */
-  private hasPendingWork = false;
-  private nextSyncMs: number | undefined;
-  private lastFailureTypes: string[] = [];
-  /** Drawn once per failed pass (seeded, so the same on replay): the failure backoff's full jitter. */
-  private backoffRandom: number | undefined;
+  /** Scheduling facts of the last pass: GC work left, the due OpenAPI sync, its failure types, a stuck wait. */
+  private readonly schedule = new PassSchedule();
   /** Set by a `resync` signal: the next vSwitch read asks the cloud again, lifting blocks it no longer backs. */
   private vSwitchRefreshRequested = false;
   private readonly passRecord: PassRecord;
@@ -95,6 +88,8 @@ export class NodeReconciler {
 
   noteSignal(reason?: ReconcileReason): void {
     if (reason?.seen !== undefined) this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, reason.seen);
+    // The worker saw a vSwitch gain addresses; this worker's cache may still hold the block, so ask the cloud.
+    if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.vSwitchRefreshRequested = true;
     this.state.signalsReceived += 1;
     this.dirty = true;
   }
@@ -112,18 +107,11 @@ export class NodeReconciler {
 
   /** When the next pass is due without any signal, and why. */
   nextPass(): { atMs: number; reason: NextPassReason } {
-    return nextPass({
-      lastPassEndMs: this.summary.lastPassEndMs ?? 0,
-      failureStreak: this.state.failureStreak,
-      lastFailureTypes: this.lastFailureTypes,
-      backoffRandom: this.backoffRandom,
-      jitter: jitterOf(this.nodeName),
+    return this.schedule.next({
+      nodeName: this.nodeName,
       settings: this.settings,
-      hasPendingWork: this.hasPendingWork,
-      lastGcMs: this.state.lastGcMs,
-      nextSyncMs: this.nextSyncMs,
-      daemonWait: this.state.daemonWait,
-      runDeadlineMs: workflowInfo().runStartTime.getTime() + this.settings.maxRunAgeMs,
+      state: this.state,
+      lastPassEndMs: this.summary.lastPassEndMs ?? 0,
     });
   }
 
@@ -157,7 +145,7 @@ export class NodeReconciler {
     this.passesThisRun += 1;
     const record = this.passRecord;
     record.begin();
-    this.hasPendingWork = false;
+    this.schedule.passStarting();
     const callsFailedBefore = hasFailingCalls(this.state.failures ?? {}) || this.notices.showsCallsFailing();
     this.gc.passStarting();
     let end: PassEnd | undefined;
@@ -179,10 +167,12 @@ export class NodeReconciler {
       });
     }
     this.state.failureStreak = failed ? this.state.failureStreak + 1 : 0;
-    this.lastFailureTypes = failed ? failureTypesSince(this.state.failures ?? {}, record.startMs) : [];
-    // Drawn here, on the workflow's path, never in nextPass(): the `state` query calls that, and a query must not
-    // advance the workflow's random sequence.
-    this.backoffRandom = failed ? Math.random() : undefined;
+    this.schedule.passEnded({
+      failed,
+      failureTypes: failed ? failureTypesSince(this.state.failures ?? {}, record.startMs) : [],
+      failureStreak: this.state.failureStreak,
+    });
+    this.summary.stuck = this.schedule.stuck;
     this.summary.lastPassEndMs = Date.now();
     // An update asking for GC is answered when the pass ends, after the status write (or when it was skipped).
     if (this.gc.passEnded()) this.dirty = true;
@@ -259,7 +249,7 @@ export class NodeReconciler {
     const sync = await syncEnisIfDue({
       enis,
       status: node.status,
-      runNextSyncMs: this.nextSyncMs,
+      runNextSyncMs: this.schedule.nextSyncMs,
       podCount: demand.requests.length,
       instanceId,
       clusterId: this.settings.clusterId,
@@ -271,7 +261,7 @@ export class NodeReconciler {
     });
     enis = sync.enis;
     const { times } = sync;
-    this.nextSyncMs = times.nextSyncMs;
+    this.schedule.nextSyncMs = times.nextSyncMs;
 
     // Plan.
     const primaryFamily = primaryFamilyOf(spec.eni);
@@ -345,7 +335,7 @@ export class NodeReconciler {
     const vSwitchExhausted = failureTypes.includes('EcsVSwitchExhausted');
     const pending = served.unsatisfied.length;
     const awaitingCniDelete = released.awaitingCniDelete.length;
-    this.hasPendingWork = hasWorkForGcPeriod({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete });
+    this.schedule.found({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete, plan, openIntents });
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
     this.summary = {
       ...this.summary,
@@ -356,6 +346,8 @@ export class NodeReconciler {
       unschedulableEnis: unschedulableEniIds(enis),
       awaitingCniDelete,
       blockedVSwitches: blockedVSwitchesOf(vSwitches),
+      exhaustedVSwitches: exhaustedVSwitchesOf(vSwitches),
+      vSwitchIds: sortedKeys(vSwitches),
     };
     this.passRecord.settle('completed');
     const ledger = this.state.failures ?? {};

@@ -5,6 +5,7 @@ import type { NodeWorkflowState } from '../messages.js';
 import {
   ERROR_CODE_SEARCH_ATTRIBUTE,
   ERROR_SINCE_SEARCH_ATTRIBUTE,
+  EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE,
   INSTANCE_ID_SEARCH_ATTRIBUTE,
   IPAM_STATE_SEARCH_ATTRIBUTE,
   NODE_NAME_SEARCH_ATTRIBUTE,
@@ -26,7 +27,14 @@ function iso(ms: number): string {
 export class NodeStory {
   private readonly nodeName: string;
   private readonly view: () => NodeWorkflowState;
-  private published: { state?: string; instanceId?: string; errorCode?: string; errorSinceMs?: number };
+  private published: {
+    state?: string;
+    instanceId?: string;
+    errorCode?: string;
+    errorSinceMs?: number;
+    /** `EniflowExhaustedVSwitches`, joined: `''` when absent. */
+    exhaustedVSwitches?: string;
+  };
   readonly ignoredSignals: { name: string; at: string }[] = [];
   /** Start of the pass in progress, if one is. */
   private passStartMs: number | undefined;
@@ -45,6 +53,7 @@ export class NodeStory {
     if (instanceId !== undefined) this.published.instanceId = instanceId;
     if (errorCode !== undefined) this.published.errorCode = errorCode;
     if (since !== undefined) this.published.errorSinceMs = since.getTime();
+    this.published.exhaustedVSwitches = (attributes.get(EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE) ?? []).join(',');
   }
 
   /** Before the first pass: `NodeName`, and `IpamState = Starting` unless the starter set it. */
@@ -95,6 +104,12 @@ export class NodeStory {
         this.published.errorSinceMs = sinceMs;
       }
     }
+    // What the worker's vSwitch watch looks for: the vSwitches whose gaining addresses should wake this node.
+    const wakeOn = view.stuckWait?.wakeOnVSwitches ?? [];
+    if (wakeOn.join(',') !== (this.published.exhaustedVSwitches ?? '')) {
+      updates.push({ key: EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE, value: wakeOn.length > 0 ? wakeOn : null });
+      this.published.exhaustedVSwitches = wakeOn.join(',');
+    }
     if (updates.length > 0) upsertSearchAttributes(updates);
     this.refreshDetails();
   }
@@ -132,6 +147,10 @@ export function nodeDetails(input: { view: NodeWorkflowState; passStartMs?: numb
     const where = view.stuckOn.operation === '' ? '' : ` in ${view.stuckOn.operation}`;
     const message = view.stuckOn.message === '' ? '' : `: ${view.stuckOn.message.slice(0, 200)}`;
     lines.push(`Error \`${view.stuckOn.code}\`${where} since ${view.stuckOn.since}${message}`);
+  }
+  if (view.stuckWait !== undefined) {
+    const on = view.stuckWait.wakeOnVSwitches;
+    lines.push(`Pods stuck: ${view.stuckWait.message}${on === undefined ? '' : ` (${on.join(', ')})`}`);
   }
   if ((view.failedPasses ?? 0) > 0) lines.push(`${view.failedPasses ?? 0} failed pass(es) in a row`);
   if (input.passStartMs !== undefined) {

@@ -1,5 +1,5 @@
-import { headlineFailure, NEXT_PASS_REASONS, sortedKeys } from '../../ipam/index.js';
-import type { NextPassReason, VSwitchInfo } from '../../ipam/index.js';
+import { headlineFailure, NEXT_PASS_REASONS, sortedKeys, STUCK_CAUSES } from '../../ipam/index.js';
+import type { NextPassReason, StuckCause, VSwitchInfo } from '../../ipam/index.js';
 import type { GcResult, IpamState, NodeWorkflowState, PendingOperation } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
 
@@ -15,6 +15,12 @@ export interface PassSummary {
   unschedulableEnis: string[];
   awaitingCniDelete: number;
   blockedVSwitches: { vSwitchId: string; blockedForMs: number }[];
+  /** Every vSwitch of the node (its options and its ENIs'), as the last ready pass read them. */
+  vSwitchIds?: string[];
+  /** The node's vSwitches without a free address in the last ready pass's view (blocked or described so). */
+  exhaustedVSwitches: string[];
+  /** Set when the last pass found its waiting pods stuck (see `stuckWaitOf`). */
+  stuck?: StuckCause | undefined;
 }
 
 export function initialPassSummary(): PassSummary {
@@ -26,7 +32,26 @@ export function initialPassSummary(): PassSummary {
     unschedulableEnis: [],
     awaitingCniDelete: 0,
     blockedVSwitches: [],
+    exhaustedVSwitches: [],
   };
+}
+
+/** The vSwitches without a free address as the worker reports them: blocked, or described with none. */
+export function exhaustedVSwitchesOf(vSwitches: Record<string, VSwitchInfo>): string[] {
+  return sortedKeys(vSwitches).filter((vSwitchId) => {
+    const info = vSwitches[vSwitchId];
+    return info !== undefined && (info.blockedForMs !== undefined || info.availableIpCount <= 0);
+  });
+}
+
+/**
+ * The vSwitches whose gaining addresses should wake the node (the `EniflowExhaustedVSwitches` search attribute):
+ * while it is stuck on exhausted vSwitches, those it saw exhausted (all of its vSwitches when it saw none so, as
+ * when the cloud's answer came after the pass read them); none otherwise.
+ */
+export function wakeOnVSwitchesOf(summary: Pick<PassSummary, 'stuck' | 'exhaustedVSwitches'>, all: string[]): string[] {
+  if (summary.stuck !== 'vSwitchExhausted') return [];
+  return summary.exhaustedVSwitches.length > 0 ? [...summary.exhaustedVSwitches] : [...all];
 }
 
 /** The vSwitches the worker holds as exhausted, and for how long still. */
@@ -105,6 +130,11 @@ export function buildNodeView(input: {
   const failing = Object.values(state.failures ?? {});
   if (failing.length > 0) view.failingOperations = failing.map((failure) => ({ ...failure }));
   if (summary.blockedVSwitches.length > 0) view.blockedVSwitches = summary.blockedVSwitches.map((b) => ({ ...b }));
+  if (summary.stuck !== undefined) {
+    view.stuckWait = { cause: summary.stuck, message: STUCK_CAUSES[summary.stuck] };
+    const wakeOn = wakeOnVSwitchesOf(summary, summary.vSwitchIds ?? []);
+    if (wakeOn.length > 0) view.stuckWait.wakeOnVSwitches = wakeOn;
+  }
   return view;
 }
 

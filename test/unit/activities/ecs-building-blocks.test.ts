@@ -230,9 +230,12 @@ describe('VSwitchCache', () => {
     assert.deepEqual(cache.refresh(['vsw-a', 'vsw-c']), ['vsw-a']);
     assert.deepEqual(await cache.get('vsw-a', fetch), info, 'asked the cloud again: not blocked');
     assert.equal(fetches, 2);
+    const unblocked: string[] = [];
+    cache.onUnblocked((vSwitchId) => unblocked.push(vSwitchId));
     assert.equal(cache.unblock('vsw-b'), true);
     assert.equal(cache.unblock('vsw-b'), false);
     assert.deepEqual(cache.blocked(), []);
+    assert.deepEqual(unblocked, ['vsw-b'], 'only a lifted block is told (stuck nodes on it are woken)');
   });
 
   it('keeps at most maxEntries vSwitches, dropping the oldest', async () => {

@@ -407,6 +407,7 @@ export class StubNode {
           if (field !== undefined) this.coreNode[field] = { ...input.condition };
         }),
       recordEvent: (input) => this.run('recordEvent', input, () => undefined),
+      recordEvents: (input) => this.run('recordEvents', input, () => ({ failed: [] })),
       removeNodeFinalizer: (input) => this.run('removeNodeFinalizer', input, () => ({ removed: false })),
       listKnownEniIds: unused('listKnownEniIds'),
       listEniflowEnis: unused('listEniflowEnis'),

@@ -1,0 +1,128 @@
+import { admitEvent, eventKey } from '../../ipam/index.js';
+import type { Activities, NodeSnapshot } from '../../activities/index.js';
+import { kubeNotice } from './activities.js';
+import type { CarriedState } from './carried-state.js';
+import { stepFailure } from './step-failure.js';
+import type { FailedStep } from './step-failure.js';
+
+/**
+ * The most Events in one `recordEvents` activity: with the activity's 4 writes at a time this stays well inside its
+ * 15 s timeout, and a node with more waiting pods pays one activity per this many, not one per pod.
+ */
+export const EVENTS_PER_BATCH = 50;
+
+export interface EventInput {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** One Event per series: repeats update it (its count grows) instead of adding one. Defaults to the message. */
+  series?: string;
+  pod?: { namespace: string; name: string; uid?: string };
+}
+
+type EventRequest = Parameters<Activities['recordEvent']>[0];
+
+/**
+ * Writes a node's Events: each series at most once per `eventRepeatMs` (the times are carried, so a node stuck for
+ * hours does not repeat itself on every pass), node Events on the CR and on the core Node. A list of Events (the
+ * waiting pods of a pass) goes out as batches of one activity each. Best effort: what cannot be written is reported
+ * through `onFailure` and the pass goes on.
+ */
+export class EventWriter {
+  private readonly nodeName: string;
+  private readonly repeatMs: number;
+  private readonly memory: Pick<CarriedState, 'eventTimes'>;
+  private readonly onFailure: (failed: FailedStep) => void;
+  private coreNode: NodeSnapshot['coreNode'];
+  private crUid: string | undefined;
+
+  constructor(input: {
+    nodeName: string;
+    repeatMs: number;
+    memory: Pick<CarriedState, 'eventTimes'>;
+    onFailure: (failed: FailedStep) => void;
+  }) {
+    this.nodeName = input.nodeName;
+    this.repeatMs = input.repeatMs;
+    this.memory = input.memory;
+    this.onFailure = input.onFailure;
+  }
+
+  /** What the pass read: node Events go on the CR (by uid) and on the core Node too. */
+  readObjects(snapshot: Pick<NodeSnapshot, 'cr' | 'coreNode'>): void {
+    this.coreNode = snapshot.coreNode;
+    this.crUid = snapshot.cr?.uid;
+  }
+
+  /** One Event, in an activity of its own. */
+  async event(input: EventInput): Promise<void> {
+    const request = this.admit(input);
+    if (request === undefined) return;
+    try {
+      await kubeNotice.recordEvent(request);
+    } catch (error) {
+      this.onFailure({ operation: 'recordEvent', failure: stepFailure(error) });
+    }
+  }
+
+  /** Several Events: those admitted, in batches of {@link EVENTS_PER_BATCH}, one activity per batch. */
+  async events(inputs: readonly EventInput[]): Promise<void> {
+    const requests = inputs.flatMap((input) => this.admit(input) ?? []);
+    for (let start = 0; start < requests.length; start += EVENTS_PER_BATCH) {
+      const batch = requests.slice(start, start + EVENTS_PER_BATCH);
+      try {
+        const { failed } = await kubeNotice.recordEvents({ events: batch });
+        // One line for the batch: 30 pods failing alike would otherwise push every other error out of `lastErrors`.
+        const first = failed[0];
+        if (first !== undefined) {
+          const others = failed.length > 1 ? ` (and ${failed.length - 1} more of ${batch.length})` : '';
+          this.onFailure({
+            operation: 'recordEvents',
+            failure: { type: 'KubeEventNotWritten', message: `${first.reason}: ${first.message}${others}` },
+          });
+        }
+      } catch (error) {
+        this.onFailure({ operation: 'recordEvents', failure: stepFailure(error) });
+      }
+    }
+  }
+
+  /** The request for an Event whose series may be written now (and notes it written), else `undefined`. */
+  private admit(input: EventInput): EventRequest | undefined {
+    const series = input.series ?? input.message;
+    const podId = input.pod === undefined ? undefined : `${input.pod.namespace}/${input.pod.name}`;
+    const admission = admitEvent({
+      recent: this.memory.eventTimes,
+      key: eventKey({ podId, reason: input.reason, series }),
+      nowMs: Date.now(),
+      repeatMs: this.repeatMs,
+    });
+    if (!admission.admitted) return undefined;
+    this.memory.eventTimes = admission.recent;
+    const uid = this.crUid === undefined || this.crUid === '' ? undefined : this.crUid;
+    const core = this.coreNode;
+    return {
+      nodeName: this.nodeName,
+      involved:
+        input.pod === undefined
+          ? {
+              kind: 'Node',
+              apiVersion: 'network.alibabacloud.com/v1beta1',
+              name: this.nodeName,
+              ...(uid === undefined ? {} : { uid }),
+            }
+          : {
+              kind: 'Pod',
+              apiVersion: 'v1',
+              name: input.pod.name,
+              namespace: input.pod.namespace,
+              ...(input.pod.uid === undefined ? {} : { uid: input.pod.uid }),
+            },
+      type: input.type,
+      reason: input.reason,
+      message: input.message,
+      series,
+      ...(input.pod !== undefined || core === undefined ? {} : { coreNode: core.uid === '' ? {} : { uid: core.uid } }),
+    };
+  }
+}

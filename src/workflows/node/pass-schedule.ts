@@ -1,0 +1,94 @@
+import { workflowInfo } from '@temporalio/workflow';
+
+import { hasWorkForGcPeriod, jitterOf, nextPass, stuckWaitOf } from '../../ipam/index.js';
+import type {
+  EniAllocationPlan,
+  NetworkInterfaces,
+  NextPassReason,
+  NodeSpec,
+  StuckCause,
+  StuckWaitInput,
+  UnsatisfiedPod,
+} from '../../ipam/index.js';
+import type { NodeIpamSettings } from '../messages.js';
+import type { CarriedState } from './carried-state.js';
+
+/** What a ready pass found that decides whether its waiting pods are stuck (see `stuckWaitOf`). */
+export type StuckFacts = Omit<StuckWaitInput, 'failureTypes' | 'failureStreak'>;
+
+/**
+ * The scheduling facts of a node's last pass, run-local: GC work left, the due OpenAPI sync, the pass's failure
+ * types, and whether its waiting pods are stuck. From them, when the next pass is due without a signal.
+ */
+export class PassSchedule {
+  hasPendingWork = false;
+  nextSyncMs: number | undefined;
+  lastFailureTypes: string[] = [];
+  /** Set when the last pass found its waiting pods stuck: the node then sleeps `stuckBackoffMs`. */
+  stuck: StuckCause | undefined;
+  /** Drawn once per failed pass (seeded, so the same on replay): the failure backoff's full jitter. */
+  private backoffRandom: number | undefined;
+  /** What the last ready pass found; a pass stopped at the gate has none and is never stuck. */
+  private facts: StuckFacts | undefined;
+
+  passStarting(): void {
+    this.hasPendingWork = false;
+    this.facts = undefined;
+  }
+
+  /** A ready pass's findings: GC work left, and whether its waiting pods can be served by another pass. */
+  found(input: {
+    spec: NodeSpec;
+    enis: NetworkInterfaces;
+    unsatisfied: readonly UnsatisfiedPod[];
+    awaitingCniDelete: number;
+    plan: Pick<EniAllocationPlan, 'allocations' | 'problems' | 'unmetDemand'>;
+    openIntents: readonly unknown[];
+  }): void {
+    const { spec, enis, awaitingCniDelete, plan } = input;
+    this.hasPendingWork = hasWorkForGcPeriod({ spec, enis, unsatisfied: input.unsatisfied, awaitingCniDelete });
+    this.facts = {
+      waitingPods: input.unsatisfied.length,
+      plannedAllocations: plan.allocations.length,
+      planProblems: plan.problems.length,
+      unmetDemand: plan.unmetDemand.normal + plan.unmetDemand.erdma,
+      otherWork: hasWorkForGcPeriod({ spec, enis, unsatisfied: [], awaitingCniDelete }),
+      openIntents: input.openIntents.length,
+    };
+  }
+
+  /** After the pass, once its failures are settled. */
+  passEnded(input: { failed: boolean; failureTypes: string[]; failureStreak: number }): void {
+    this.lastFailureTypes = input.failed ? input.failureTypes : [];
+    // Drawn here, on the workflow's path, never in next(): the `state` query calls that, and a query must not
+    // advance the workflow's random sequence.
+    this.backoffRandom = input.failed ? Math.random() : undefined;
+    const facts = this.facts;
+    this.stuck =
+      facts === undefined
+        ? undefined
+        : stuckWaitOf({ ...facts, failureTypes: this.lastFailureTypes, failureStreak: input.failureStreak });
+  }
+
+  next(input: { nodeName: string; settings: NodeIpamSettings; state: CarriedState; lastPassEndMs: number }): {
+    atMs: number;
+    reason: NextPassReason;
+  } {
+    const { state, settings } = input;
+    return nextPass({
+      lastPassEndMs: input.lastPassEndMs,
+      failureStreak: state.failureStreak,
+      lastFailureTypes: this.lastFailureTypes,
+      backoffRandom: this.backoffRandom,
+      jitter: jitterOf(input.nodeName),
+      settings,
+      hasPendingWork: this.hasPendingWork,
+      lastGcMs: state.lastGcMs,
+      nextSyncMs: this.nextSyncMs,
+      daemonWait: state.daemonWait,
+      stuck: this.stuck,
+      pendingSince: state.pendingSince,
+      runDeadlineMs: workflowInfo().runStartTime.getTime() + settings.maxRunAgeMs,
+    });
+  }
+}
