@@ -1,4 +1,5 @@
 import Credential from '@alicloud/credentials';
+import { Context } from '@temporalio/activity';
 import type * as $Ecs from '@alicloud/ecs20140526';
 import type * as $OpenApi from '@alicloud/openapi-core';
 import type * as $Vpc from '@alicloud/vpc20160428';
@@ -123,6 +124,15 @@ function cloudEniFrom(sdk: SdkEni): CloudEni {
   };
 }
 
+/** The running activity's cancellation signal, or undefined outside an activity (tests, scripts). */
+function activityCancellation(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The API an operation belongs to: vSwitches are VPC's, everything else ECS's. */
 function serviceOf(operation: EcsOperation): string {
   return operation === 'DescribeVSwitches' ? 'Vpc' : 'Ecs';
@@ -173,7 +183,8 @@ export class AlibabaEcsApi implements EcsApi {
   private async call<T>(operation: EcsOperation, send: (sdk: Sdk) => Promise<T>): Promise<T> {
     const sdk = await this.sdk();
     const waitStarted = performance.now();
-    await this.limiter?.take(operation);
+    // The bucket's wait ends with the activity's cancellation (only the local vSwitch read waits here now).
+    await this.limiter?.take(operation, activityCancellation());
     const rateLimitWaitMs = performance.now() - waitStarted;
     if (this.tracer === undefined) return this.observed({ operation, rateLimitWaitMs }, () => send(sdk));
     return this.tracer(
