@@ -153,6 +153,11 @@ export function resolveUnlistedEnis(input: {
       });
       continue;
     }
+    if (cloud.status === 'Available' && eni.status === 'Available' && !bound) {
+      // Recorded Available by this controller: created, its attach failing. Not news (no report): the next pass
+      // that needs it attaches it, and one with no demand left is released through the GC.
+      continue;
+    }
     if (cloud.status === 'Available') {
       const blocked = isUnschedulableInCloud({ cloud, eniSpec: input.eniSpec });
       if (!blocked && mayRemoveEni({ ...eni, networkInterfaceType: cloud.type })) {

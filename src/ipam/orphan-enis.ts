@@ -23,6 +23,13 @@ export interface OrphanEniPlan {
 export const ENIFLOW_NODE_TAG = 'eniflow.io/node';
 
 /**
+ * Tag carrying the ClientToken of the create that made the ENI. ECS answers a re-used token ambiguously
+ * (`IdempotentParameterMismatch`, `IdempotentFailed`, a forgotten token creating anew), so the ENI a create made is
+ * found by this tag, never guessed from the answer.
+ */
+export const ENIFLOW_INTENT_TAG = 'eniflow.io/intent';
+
+/**
  * Decides which ENIs carrying eniflow's creator tag are orphans: `Available` (attached nowhere), listed in no Node
  * CR, and created more than `graceMs` ago. Anything else stays: an ENI a CR knows is its workflow's to manage, one
  * attached may serve pods, a young one may be a create whose attach is still running.

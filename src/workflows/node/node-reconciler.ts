@@ -12,6 +12,7 @@ import {
   jitterOf,
   mergeSeenVersions,
   nextPass,
+  enisAwaitingAttach,
   pairCreatesWithIntents,
   planEniAllocations,
   planPoolRelease,
@@ -19,12 +20,13 @@ import {
   primaryFamilyOf,
   releaseIpsOfGonePods,
   unschedulableEniIds,
+  withoutEnisAwaitingAttach,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import { DEFAULT_NODE_SETTINGS } from '../messages.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
-import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
+import { carryState, completeLegacyIntents, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
@@ -272,25 +274,29 @@ export class NodeReconciler {
     const primaryFamily = primaryFamilyOf(spec.eni);
     const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
     const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
+    // ENIs created earlier whose attach failed are out of the plan: a planned create of their kind attaches them.
     const plan = planEniAllocations({
       spec,
-      enis: local.enis,
+      enis: withoutEnisAwaitingAttach(local.enis),
       unsatisfied: local.unsatisfied,
       vSwitches,
       randomValue: Math.random(),
     });
-    const allocations = pairCreatesWithIntents({
+    this.completeLegacyIntents(spec);
+    const { allocations, unneeded } = pairCreatesWithIntents({
       allocations: plan.allocations,
       intents: this.state.pendingCreates ?? [],
+      awaiting: enisAwaitingAttach(local.enis),
+      demand: plan.demand,
     });
 
-    // Act, then fold in plan order.
+    // Act, then fold in plan order; an ENI awaiting attach that no demand wants any more goes to the GC.
     const operator = new EniOperator({ nodeName: this.nodeName, instanceId, tracker: this.tracker });
     const allocated = await operator.allocate({ allocations, enis: local.enis, spec, vSwitches });
-    enis = foldEniOutcomes(
-      local.enis,
-      allocated.flatMap((report) => report.outcomes),
-    );
+    enis = foldEniOutcomes(local.enis, [
+      ...allocated.flatMap((report) => report.outcomes),
+      ...unneeded.map((eniId) => ({ kind: 'eniLeftForGc' as const, eniId })),
+    ]);
     const openIntents = allocated.flatMap((report) => report.openIntent ?? []);
     if (openIntents.length > 0) this.state.pendingCreates = openIntents;
     else delete this.state.pendingCreates;
@@ -372,13 +378,28 @@ export class NodeReconciler {
     return result !== 'failed';
   }
 
-  /** The CR is being deleted: its ENIs are released, then the finalizer lets it go. */
+  /** Version 3 intents are made whole from the spec the pass has (carried-state version 4). */
+  private completeLegacyIntents(spec: NodeCr['spec']): void {
+    const legacy = this.state.legacyPendingCreates;
+    if (legacy === undefined) return;
+    const completed = completeLegacyIntents({ legacy, spec, nodeName: this.nodeName });
+    this.state.pendingCreates = [...(this.state.pendingCreates ?? []), ...completed];
+    delete this.state.legacyPendingCreates;
+  }
+
+  /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
+    this.completeLegacyIntents(node.spec);
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,
       enis: this.startingEnis(node),
+      intents: this.state.pendingCreates ?? [],
+      onIntentsLeft: (left) => {
+        if (left.length > 0) this.state.pendingCreates = left;
+        else delete this.state.pendingCreates;
+      },
       tracker: this.tracker,
       record: this.passRecord,
       writeStatus: (input) => this.writeStatus(input),
