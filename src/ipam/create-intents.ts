@@ -55,9 +55,9 @@ export interface PendingCreate {
 }
 
 /**
- * How long after an attempt is scheduled it may still reach ECS: the create activity's start-to-close timeout
- * (60 s) plus a margin for a request already on the wire when the attempt timed out. Must stay at least the
- * create activity's start-to-close timeout (a unit test holds it to the policy).
+ * How long after an attempt is scheduled it may still reach ECS, by default (the node setting
+ * `createAttemptHorizonMs`): the create activity's start-to-close timeout (60 s) plus a margin for a request already
+ * on the wire when the attempt timed out. Must stay at least that timeout (a unit test holds it to the policy).
  */
 export const CREATE_ATTEMPT_HORIZON_MS = 90_000;
 
@@ -144,12 +144,12 @@ export type IntentStep =
 
 /**
  * The next step for an open intent at `nowMs`. Once every attempt has ended (the last one's schedule time plus
- * {@link CREATE_ATTEMPT_HORIZON_MS}), a list by the intent tag is final: nothing can appear later. Before that, a
+ * `horizonMs`, {@link CREATE_ATTEMPT_HORIZON_MS} by default), a list by the intent tag is final: nothing can appear later. Before that, a
  * re-issue is safe (ECS de-duplicates the token) unless the token's answers ruled it out.
  */
-export function nextIntentStep(input: { intent: PendingCreate; nowMs: number }): IntentStep {
+export function nextIntentStep(input: { intent: PendingCreate; nowMs: number; horizonMs: number }): IntentStep {
   const { intent } = input;
-  const attemptsEnded = input.nowMs >= intent.lastAttemptMs + CREATE_ATTEMPT_HORIZON_MS;
+  const attemptsEnded = input.nowMs >= intent.lastAttemptMs + input.horizonMs;
   if (intent.untagged === true) return intent.listOnly === true ? 'abandon' : 'reissue';
   if (attemptsEnded) return 'list';
   return intent.listOnly === true ? 'wait' : 'reissue';

@@ -234,7 +234,14 @@ describe('the next step of an open intent (nextIntentStep)', () => {
   ];
   for (const row of table) {
     it(row.name, () => {
-      assert.equal(nextIntentStep({ intent: intent('t', 'secondary', row.extra), nowMs: row.nowMs }), row.step);
+      assert.equal(
+        nextIntentStep({
+          intent: intent('t', 'secondary', row.extra),
+          nowMs: row.nowMs,
+          horizonMs: CREATE_ATTEMPT_HORIZON_MS,
+        }),
+        row.step,
+      );
     });
   }
 

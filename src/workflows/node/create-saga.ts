@@ -36,11 +36,13 @@ export class CreateSaga {
   private readonly nodeName: string;
   private readonly instanceId: string;
   private readonly tracker: OperationTracker;
+  private readonly horizonMs: number;
 
-  constructor(input: { nodeName: string; instanceId: string; tracker: OperationTracker }) {
+  constructor(input: { nodeName: string; instanceId: string; tracker: OperationTracker; horizonMs: number }) {
     this.nodeName = input.nodeName;
     this.instanceId = input.instanceId;
     this.tracker = input.tracker;
+    this.horizonMs = input.horizonMs;
   }
 
   async run(input: {
@@ -57,7 +59,7 @@ export class CreateSaga {
     const intent = allocation.intent;
     let request: CreateEniRequest | undefined;
     if (intent !== undefined) {
-      const step = nextIntentStep({ intent, nowMs: Date.now() });
+      const step = nextIntentStep({ intent, nowMs: Date.now(), horizonMs: this.horizonMs });
       if (step === 'wait') {
         report.openIntent = intent;
         return report;

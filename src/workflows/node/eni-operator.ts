@@ -42,12 +42,19 @@ export class EniOperator {
     enis: Readonly<NetworkInterfaces>;
     spec: ReadyNodeSpec;
     vSwitches: Record<string, VSwitchInfo>;
+    /** The node's `createAttemptHorizonMs` setting: when an open intent's attempts have all ended. */
+    createAttemptHorizonMs: number;
   }): Promise<StepReport[]> {
     return Promise.all(
       input.allocations.map((allocation) =>
         allocation.kind === 'assignIps'
           ? this.assignIps({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
-          : new CreateSaga({ nodeName: this.nodeName, instanceId: this.instanceId, tracker: this.tracker }).run({
+          : new CreateSaga({
+              nodeName: this.nodeName,
+              instanceId: this.instanceId,
+              tracker: this.tracker,
+              horizonMs: input.createAttemptHorizonMs,
+            }).run({
               allocation,
               spec: input.spec,
               vSwitches: input.vSwitches,

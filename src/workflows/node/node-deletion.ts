@@ -1,10 +1,4 @@
-import {
-  CREATE_ATTEMPT_HORIZON_MS,
-  foldEniOutcomes,
-  recordEniForDeletion,
-  releaseIpsOfGonePods,
-  sortedKeys,
-} from '../../ipam/index.js';
+import { foldEniOutcomes, recordEniForDeletion, releaseIpsOfGonePods, sortedKeys } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../ipam/index.js';
 import { ecsRead } from './activities.js';
 import { EniOperator } from './eni-operator.js';
@@ -24,9 +18,10 @@ async function resolveIntents(input: {
   intents: readonly PendingCreate[];
   enis: NetworkInterfaces;
   nowMs: number;
+  horizonMs: number;
 }): Promise<{ enis: NetworkInterfaces; left: PendingCreate[]; failed: FailedStep[] }> {
   const listable = input.intents.filter(
-    (intent) => intent.untagged !== true && input.nowMs >= intent.lastAttemptMs + CREATE_ATTEMPT_HORIZON_MS,
+    (intent) => intent.untagged !== true && input.nowMs >= intent.lastAttemptMs + input.horizonMs,
   );
   const waiting = input.intents.filter((intent) => intent.untagged !== true && !listable.includes(intent));
   const failed: FailedStep[] = waiting.map((intent) => ({
@@ -60,6 +55,8 @@ export async function releaseDeletedNode(input: {
   enis: NetworkInterfaces;
   /** Open create intents: resolved before the node is let go. */
   intents: readonly PendingCreate[];
+  /** The node's `createAttemptHorizonMs`: an intent is listed only once every attempt of it has ended. */
+  horizonMs: number;
   /** Told which intents are still open after this pass. */
   onIntentsLeft: (left: PendingCreate[]) => void;
   tracker: OperationTracker;
@@ -75,7 +72,12 @@ export async function releaseDeletedNode(input: {
   for (const eniId of sortedKeys(enis)) {
     if (enis[eniId]?.unschedulable !== true) enis = recordEniForDeletion({ enis, eniId });
   }
-  const intents = await resolveIntents({ intents: input.intents, enis, nowMs: Date.now() });
+  const intents = await resolveIntents({
+    intents: input.intents,
+    enis,
+    nowMs: Date.now(),
+    horizonMs: input.horizonMs,
+  });
   enis = intents.enis;
   input.onIntentsLeft(intents.left);
   for (const failed of intents.failed) input.record.record(failed, { ledger: true });

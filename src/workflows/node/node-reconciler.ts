@@ -292,7 +292,13 @@ export class NodeReconciler {
 
     // Act, then fold in plan order; an ENI awaiting attach that no demand wants any more goes to the GC.
     const operator = new EniOperator({ nodeName: this.nodeName, instanceId, tracker: this.tracker });
-    const allocated = await operator.allocate({ allocations, enis: local.enis, spec, vSwitches });
+    const allocated = await operator.allocate({
+      allocations,
+      enis: local.enis,
+      spec,
+      vSwitches,
+      createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
+    });
     enis = foldEniOutcomes(local.enis, [
       ...allocated.flatMap((report) => report.outcomes),
       ...unneeded.map((eniId) => ({ kind: 'eniLeftForGc' as const, eniId })),
@@ -301,7 +307,9 @@ export class NodeReconciler {
     if (openIntents.length > 0) this.state.pendingCreates = openIntents;
     else delete this.state.pendingCreates;
     const served =
-      allocations.length > 0 ? assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily }) : local;
+      allocations.length > 0 || unneeded.length > 0
+        ? assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily })
+        : local;
     enis = applyAllocationConditions({
       enis: served.enis,
       errors: [
@@ -396,6 +404,7 @@ export class NodeReconciler {
       nodeName: this.nodeName,
       enis: this.startingEnis(node),
       intents: this.state.pendingCreates ?? [],
+      horizonMs: this.settings.createAttemptHorizonMs,
       onIntentsLeft: (left) => {
         if (left.length > 0) this.state.pendingCreates = left;
         else delete this.state.pendingCreates;
