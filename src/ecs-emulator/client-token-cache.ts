@@ -14,7 +14,7 @@ export type CachedResult =
  * documents no window, so the default (24 h) is an assumption, like the windows other clouds document.
  */
 export class ClientTokenCache {
-  private readonly results = new Map<string, CachedResult & { atMs: number }>();
+  private readonly results = new Map<string, { result: CachedResult; atMs: number }>();
   private retentionMs: number;
   private readonly clock: () => number;
 
@@ -40,17 +40,14 @@ export class ClientTokenCache {
 
   lookup(request: { action: string; token: string }): CachedResult | undefined {
     this.evict();
-    const found = this.results.get(`${request.action}\n${request.token}`);
-    if (found === undefined) return undefined;
-    const { atMs: _atMs, ...result } = found;
-    return result as CachedResult;
+    return this.results.get(`${request.action}\n${request.token}`)?.result;
   }
 
   remember(request: { action: string; token: string; result: CachedResult }): void {
     const key = `${request.action}\n${request.token}`;
     // The first use decides; a later one (a replay) never renews or changes it.
     if (this.results.has(key)) return;
-    this.results.set(key, { ...request.result, atMs: this.clock() });
+    this.results.set(key, { result: request.result, atMs: this.clock() });
     this.evict();
   }
 

@@ -49,7 +49,7 @@ describe('ClientToken memory', () => {
         securityGroupIds: ['sg-a'],
         securityGroupId: 'sg-b',
         clientToken: 'token-invalid',
-      } as never),
+      }),
     );
     assert.equal(refused.code, 'InvalidParameter.Conflict');
     const again = await captureError(() =>
@@ -58,7 +58,7 @@ describe('ClientToken memory', () => {
         securityGroupIds: ['sg-a'],
         securityGroupId: 'sg-b',
         clientToken: 'token-invalid',
-      } as never),
+      }),
     );
     assert.equal(again.code, 'IdempotentFailed');
 
