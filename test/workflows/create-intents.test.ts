@@ -10,8 +10,9 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { ENIFLOW_INTENT_TAG, ENIFLOW_NODE_TAG } from '../../src/ipam/index.js';
+import { reconcileSignal } from '../../src/workflows/messages.js';
 import { DEMO } from '../support/ecs-emulator.js';
-import { NODE_CR_RESOURCE } from '../support/kube-env.js';
+import { deleteNodeCr, NODE_CR_RESOURCE } from '../support/kube-env.js';
 import { allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
 
@@ -143,6 +144,40 @@ describe('create intents', () => {
           enis.map((eni) => [eni.status, eni.inCr]),
           [['InUse', true]],
         );
+      },
+    );
+  });
+});
+
+describe('a Node CR deleted with an intent open', () => {
+  it('lists the intent tag once its attempts ended and deletes the ENI it made before letting the node go', async () => {
+    await withScenario(
+      env,
+      {
+        name: 'intent-node-deleted',
+        spec: demoNodeSpec({ instance: 'large-h' }),
+        finalizer: true,
+        settings: { createAttemptHorizonMs: 5_000 },
+      },
+      async (scenario) => {
+        const { admin } = scenario.emulator.emulator;
+        await admin.addFaults(['CreateNetworkInterface next 2 lost ServiceUnavailable 503']);
+        await scenario.createPods(['a']);
+        await scenario.signal();
+        await pollUntil(async () => ((await createTokens(scenario)).length >= 1 ? true : undefined), {
+          description: 'the first create',
+          timeoutMs: 30_000,
+        });
+        // Deleted while the create's answers are being lost: the pass ends with an open intent, the CR deleting.
+        await deleteNodeCr(env.kube, scenario.nodeName);
+        await scenario.workflow.signal(reconcileSignal, { reason: 'node-cr-deleted' });
+        const result = await scenario.workflow.result();
+        assert.equal(result.ipamState, 'Gone');
+        const inventory = await admin.inventory();
+        const left = inventory.networkInterfaces.filter((eni) => eni.tags[ENIFLOW_NODE_TAG] === scenario.nodeName);
+        assert.deepEqual(left, [], 'the ENI the lost create made was found by its tag and deleted');
+        assert.equal(new Set(await createTokens(scenario)).size, 1, 'no create after the deletion');
+        await assert.rejects(scenario.readCr(), 'the CR is gone once the finalizer is removed');
       },
     );
   });
