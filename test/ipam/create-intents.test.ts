@@ -11,6 +11,7 @@ import {
   isDefiniteAttachFailure,
   nextIntentStep,
   pairCreatesWithIntents,
+  recordEniAwaitingAttach,
   resolveUnlistedEnis,
   withoutEnisAwaitingAttach,
 } from '../../src/ipam/index.js';
@@ -394,5 +395,34 @@ describe('ENIs awaiting attach', () => {
     });
     assert.equal(result.enis['eni-wait']?.status, 'Available');
     assert.deepEqual(result.reports, []);
+  });
+});
+
+describe('recording an ENI awaiting attach', () => {
+  it('records it as the cloud has it, Available, with the reason as its OperationErr condition', () => {
+    const enis = recordEniAwaitingAttach({
+      enis: {},
+      cloud: {
+        eniId: 'eni-1',
+        status: 'Attaching',
+        type: 'Secondary',
+        trafficMode: 'Standard',
+        macAddress: 'm',
+        vSwitchId: 'vsw',
+        securityGroupIds: ['sg-1'],
+        primaryIp: '10.0.0.2',
+        ipv4: [{ ip: '10.0.0.2', primary: true }],
+        ipv6: [],
+      },
+      cidrs: { ipv4Cidr: '10.0.0.0/24' },
+      message: 'attach failed',
+      nowRfc3339: '2026-12-03T10:00:00Z',
+    });
+    assert.equal(enis['eni-1']?.status, 'Available');
+    assert.equal(enis['eni-1']?.ipv4CIDR, '10.0.0.0/24');
+    assert.deepEqual(enis['eni-1']?.conditions, {
+      OperationErr: { observedTime: '2026-12-03T10:00:00Z', message: 'attach failed' },
+    });
+    assert.deepEqual(enisAwaitingAttach(enis), [{ eniId: 'eni-1', eniKind: 'secondary' }]);
   });
 });

@@ -159,3 +159,17 @@ export function completeLegacyIntents(input: {
     return { request: { ...request, tags }, sinceMs: old.sinceMs, lastAttemptMs: old.sinceMs, untagged: true };
   });
 }
+
+/** Moves version 3 intents, made whole from the spec the pass has, to `pendingCreates` (see above). */
+export function adoptLegacyIntents(input: {
+  state: CarriedState;
+  spec: Pick<NodeSpec, 'eni'>;
+  nodeName: string;
+}): void {
+  const { state } = input;
+  const legacy = state.legacyPendingCreates;
+  if (legacy === undefined) return;
+  const completed = completeLegacyIntents({ legacy, spec: input.spec, nodeName: input.nodeName });
+  state.pendingCreates = [...(state.pendingCreates ?? []), ...completed];
+  delete state.legacyPendingCreates;
+}

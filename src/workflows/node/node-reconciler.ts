@@ -26,7 +26,7 @@ import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../.
 import type { NodeSnapshot } from '../../activities/index.js';
 import { DEFAULT_NODE_SETTINGS } from '../messages.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
-import { carryState, completeLegacyIntents, newCarriedState, upgradeCarriedState } from './carried-state.js';
+import { adoptLegacyIntents, carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
@@ -282,7 +282,7 @@ export class NodeReconciler {
       vSwitches,
       randomValue: Math.random(),
     });
-    this.completeLegacyIntents(spec);
+    adoptLegacyIntents({ state: this.state, spec, nodeName: this.nodeName });
     const { allocations, unneeded } = pairCreatesWithIntents({
       allocations: plan.allocations,
       intents: this.state.pendingCreates ?? [],
@@ -386,19 +386,10 @@ export class NodeReconciler {
     return result !== 'failed';
   }
 
-  /** Version 3 intents are made whole from the spec the pass has (carried-state version 4). */
-  private completeLegacyIntents(spec: NodeCr['spec']): void {
-    const legacy = this.state.legacyPendingCreates;
-    if (legacy === undefined) return;
-    const completed = completeLegacyIntents({ legacy, spec, nodeName: this.nodeName });
-    this.state.pendingCreates = [...(this.state.pendingCreates ?? []), ...completed];
-    delete this.state.legacyPendingCreates;
-  }
-
   /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
-    this.completeLegacyIntents(node.spec);
+    adoptLegacyIntents({ state: this.state, spec: node.spec, nodeName: this.nodeName });
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,
