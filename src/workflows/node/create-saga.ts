@@ -97,7 +97,9 @@ export class CreateSaga {
         clientToken: uuid4(),
       });
     }
-    const created = await this.create({ request, intent, report });
+    // Only a re-issue continues the intent; a closed one's planned create starts afresh under its new token.
+    const reissued = request === intent?.request ? intent : undefined;
+    const created = await this.create({ request, intent: reissued, report });
     if (created !== undefined) {
       await this.attachCreated({ cloud: created, vSwitches: input.vSwitches, report });
     }
@@ -107,6 +109,7 @@ export class CreateSaga {
   /** Sends the create; on failure, decides whether the intent stays open (and how) or is closed. */
   private async create(input: {
     request: CreateEniRequest;
+    /** The open intent this request re-issues, if it does. */
     intent: PendingCreate | undefined;
     report: StepReport;
   }): Promise<CloudEni | undefined> {
