@@ -2,13 +2,13 @@ import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 
-import type { CloudEni, EniKind, VSwitchInfo } from '../ipam/index.js';
+import type { CloudEni, CreateEniRequest, VSwitchInfo } from '../ipam/index.js';
 import {
   ECS_RETRY_BACKOFF,
   ecsRetryDelayMs,
-  ENI_KIND_SHAPE,
   ENIFLOW_CLUSTER_TAG_KEY,
   ENIFLOW_CREATOR_TAG,
+  ENIFLOW_INTENT_TAG,
 } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import { activityLogger, attemptWillBeRetried } from './activity-log.js';
@@ -130,19 +130,13 @@ export function createEcsActivities(deps: EcsActivityDeps) {
   }
 
   return {
-    /** Creates an ENI (not attached) with a ClientToken, so a retried or lost-response create returns the same ENI. */
-    async createEni(input: {
-      eniKind: EniKind;
-      vSwitchId: string;
-      securityGroupIds: string[];
-      resourceGroupId?: string;
-      ipv4Count: number;
-      ipv6Count: number;
-      tags: Record<string, string>;
-      clientToken: string;
-    }): Promise<{ eni: CloudEni; requestId: string }> {
+    /**
+     * Creates an ENI (not attached) with a ClientToken, so a retried or lost-response create returns the same ENI.
+     * The request is sent as the workflow recorded it (see `CreateEniRequest`): a re-issued intent must match its
+     * first use parameter for parameter.
+     */
+    async createEni(input: CreateEniRequest): Promise<{ eni: CloudEni; requestId: string }> {
       const log = logFor({ vSwitchId: input.vSwitchId });
-      const shape = ENI_KIND_SHAPE[input.eniKind];
       const result = await run(
         log,
         () =>
@@ -150,8 +144,8 @@ export function createEcsActivities(deps: EcsActivityDeps) {
             vSwitchId: input.vSwitchId,
             securityGroupIds: input.securityGroupIds,
             ...(input.resourceGroupId === undefined ? {} : { resourceGroupId: input.resourceGroupId }),
-            eniType: shape.type,
-            trafficMode: shape.trafficMode,
+            eniType: input.eniType,
+            trafficMode: input.trafficMode,
             ipv4Count: input.ipv4Count,
             ipv6Count: input.ipv6Count,
             tags: { ...input.tags, [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value },
@@ -285,6 +279,20 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         deps.ecs.describeEnis({ tags, ...(input.vpcId === undefined ? {} : { vpcId: input.vpcId }) }),
       );
       return (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
+    },
+
+    /**
+     * The ENIs each create intent made, found by the intent tag (its ClientToken) wherever they are: one list per
+     * token, since ECS tag filters must all match. An empty list for a token means no ENI carries it now.
+     */
+    async findEnisByIntent(input: { clientTokens: string[] }): Promise<Record<string, CloudEni[]>> {
+      const log = logFor({});
+      const found: Record<string, CloudEni[]> = {};
+      for (const clientToken of [...new Set(input.clientTokens)].sort()) {
+        const enis = await run(log, () => deps.ecs.describeEnis({ tags: { [ENIFLOW_INTENT_TAG]: clientToken } }));
+        found[clientToken] = (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
+      }
+      return found;
     },
 
     /**

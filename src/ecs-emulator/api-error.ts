@@ -63,6 +63,11 @@ export const ERROR_CATALOG = {
     status: 400,
     message: 'The request uses the same client token as a previous, but non-identical request.',
   },
+  // ECS names the code without documenting its status; a 4xx, since a retry with the token cannot succeed.
+  IdempotentFailed: {
+    status: 400,
+    message: 'The previous request with the same client token failed; use a new client token.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** A code listed in {@link ERROR_CATALOG}. */

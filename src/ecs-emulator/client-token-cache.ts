@@ -1,25 +1,30 @@
-/** A remembered result of an idempotent call. */
-interface CachedResult {
-  fingerprint: string;
-  body: Record<string, unknown>;
-}
+/** A remembered use of a ClientToken: its parameters, and the result it got (a success body, or a failure). */
+export type CachedResult =
+  | { fingerprint: string; body: Record<string, unknown>; failed?: never }
+  /** The token's first use failed in the service: a reuse with the same parameters answers `IdempotentFailed`. */
+  | { fingerprint: string; failed: { code: string }; body?: never };
 
 /**
  * ClientToken idempotency for CreateNetworkInterface, AssignPrivateIpAddresses and AssignIpv6Addresses, as ECS
- * documents it: the same token with the same parameters replays the first result; with different
- * parameters it is `IdempotentParameterMismatch`. Only successful results are remembered, so a failed call may be
- * retried with its token. Bounded: the oldest tokens are forgotten first.
+ * documents it: the same token with the same parameters replays the first result; with different parameters it is
+ * `IdempotentParameterMismatch`. A token whose first use failed inside the service (a business error such as
+ * `InvalidVSwitchId.IpNotEnough`, not a throttle or a gateway 5xx) cannot be reused: the same parameters answer
+ * `IdempotentFailed` (ECS's idempotence page: after a failure such as insufficient stock, "change the ClientToken
+ * and retry"). Tokens are remembered for a retention window measured on the emulator's clock (`retentionMs`); ECS
+ * documents no window, so the default (24 h) is an assumption, like the windows other clouds document.
  */
 export class ClientTokenCache {
-  private readonly results = new Map<string, CachedResult>();
-  private capacity: number;
+  private readonly results = new Map<string, { result: CachedResult; atMs: number }>();
+  private retentionMs: number;
+  private readonly clock: () => number;
 
-  constructor(capacity: number) {
-    this.capacity = capacity;
+  constructor(input: { retentionMs: number; clock: () => number }) {
+    this.retentionMs = input.retentionMs;
+    this.clock = input.clock;
   }
 
-  setCapacity(capacity: number): void {
-    this.capacity = capacity;
+  setRetention(retentionMs: number): void {
+    this.retentionMs = retentionMs;
     this.evict();
   }
 
@@ -34,11 +39,15 @@ export class ClientTokenCache {
   }
 
   lookup(request: { action: string; token: string }): CachedResult | undefined {
-    return this.results.get(`${request.action}\n${request.token}`);
+    this.evict();
+    return this.results.get(`${request.action}\n${request.token}`)?.result;
   }
 
   remember(request: { action: string; token: string; result: CachedResult }): void {
-    this.results.set(`${request.action}\n${request.token}`, request.result);
+    const key = `${request.action}\n${request.token}`;
+    // The first use decides; a later one (a replay) never renews or changes it.
+    if (this.results.has(key)) return;
+    this.results.set(key, { result: request.result, atMs: this.clock() });
     this.evict();
   }
 
@@ -46,11 +55,12 @@ export class ClientTokenCache {
     this.results.clear();
   }
 
+  /** Forgets tokens older than the retention window (insertion order is first-use order). */
   private evict(): void {
-    while (this.results.size > this.capacity) {
-      const oldest = this.results.keys().next();
-      if (oldest.done === true) return;
-      this.results.delete(oldest.value);
+    const oldestKept = this.clock() - this.retentionMs;
+    for (const [key, entry] of this.results) {
+      if (entry.atMs > oldestKept) return;
+      this.results.delete(key);
     }
   }
 }

@@ -79,7 +79,7 @@ export class EmulatorCore {
     this.faults = new FaultInjector(() => this.random);
     this.faults.add(options.fixture.faults ?? []);
     this.callLog = new CallLog(settings.callLogCapacity);
-    this.tokens = new ClientTokenCache(settings.limits.clientTokenCacheSize);
+    this.tokens = new ClientTokenCache({ retentionMs: settings.limits.clientTokenRetentionMs, clock: this.clock });
     this.verifier = new SignatureVerifier(this.accessKeys);
     this.limiter.configure(settings.rateLimitsPerMinute);
     this.model = this.freshModel();
@@ -101,7 +101,7 @@ export class EmulatorCore {
     if (seedGiven) this.random = new SeededRandom(next.seed);
     this.limiter.configure(next.rateLimitsPerMinute);
     if (next.callLogCapacity !== this.callLog.capacity) this.callLog.resize(next.callLogCapacity);
-    this.tokens.setCapacity(next.limits.clientTokenCacheSize);
+    this.tokens.setRetention(next.limits.clientTokenRetentionMs);
     this.model.limits = next.limits;
     this.model.transitionDelays = next.transitionDelays;
     return next;
@@ -232,14 +232,9 @@ export class EmulatorCore {
     request.trace.fault = fault;
     const delayMs = this.latencyFor(action) + (fault?.effect.kind === 'delay' ? fault.effect.ms : 0);
     if (delayMs > 0) await sleep(delayMs);
-    if (fault?.effect.kind === 'error') {
-      const { code } = fault.effect;
-      throw new EmulatorApiError({
-        code,
-        httpStatus: fault.effect.status ?? defaultStatusForCode(code),
-        message: fault.effect.message ?? defaultMessageForCode(code),
-      });
-    }
+    // An error fault answers before the service acts (a gateway or front-end failure) and leaves the token
+    // unspent, unless it says it failed inside the service (`poisonsToken`, handled with the token below).
+    if (fault?.effect.kind === 'error' && fault.effect.poisonsToken !== true) throw this.faultError(fault.effect);
     if (fault?.effect.kind === 'dropConnection' && !fault.effect.afterApply) throw new DropConnection();
     const params = this.actionParams(call.query);
     if (definition.requiresRegion) {
@@ -255,16 +250,36 @@ export class EmulatorCore {
       const cached = this.tokens.lookup({ action, token });
       if (cached !== undefined) {
         if (cached.fingerprint !== fingerprint) throw apiError('IdempotentParameterMismatch');
+        if (cached.failed !== undefined) throw apiError('IdempotentFailed');
         return { body: JSON.stringify({ RequestId: requestId, ...cached.body }), applied: false };
       }
     }
-    const result = definition.handle({
-      params,
-      model: this.model,
-      failAttach: fault?.effect.kind === 'attachFailure',
-    });
+    let result: Record<string, unknown>;
+    try {
+      if (fault?.effect.kind === 'error' && fault.effect.poisonsToken === true) throw this.faultError(fault.effect);
+      result = definition.handle({
+        params,
+        model: this.model,
+        failAttach: fault?.effect.kind === 'attachFailure',
+      });
+    } catch (error) {
+      // A failure inside the service spends the token: its reuse with the same parameters is IdempotentFailed.
+      // "Try it later" answers (a conflict, a transition) leave it reusable.
+      if (token !== undefined && error instanceof EmulatorApiError && !RETRY_LATER_CODES.includes(error.code)) {
+        this.tokens.remember({ action, token, result: { fingerprint, failed: { code: error.code } } });
+      }
+      throw error;
+    }
     if (token !== undefined) this.tokens.remember({ action, token, result: { fingerprint, body: result } });
     return { body: JSON.stringify({ RequestId: requestId, ...result }), applied: true };
+  }
+
+  private faultError(effect: Extract<AppliedFault['effect'], { kind: 'error' }>): EmulatorApiError {
+    return new EmulatorApiError({
+      code: effect.code,
+      httpStatus: effect.status ?? defaultStatusForCode(effect.code),
+      message: effect.message ?? defaultMessageForCode(effect.code),
+    });
   }
 
   private actionParams(query: Record<string, string>): RequestParams {
@@ -274,6 +289,14 @@ export class EmulatorCore {
     return new RequestParams(params);
   }
 }
+
+/** Answers that mean "try it later": the failed call did not spend its ClientToken. */
+const RETRY_LATER_CODES = [
+  'Operation.Conflict',
+  'OperationConflict',
+  'InvalidOperation.InvalidEniState',
+  'IdempotentProcessing',
+];
 
 /** What the call log needs to know about a call beyond its answer. */
 interface CallTrace {

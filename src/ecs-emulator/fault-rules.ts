@@ -3,7 +3,14 @@ import type { SeededRandom } from './seeded-random.js';
 /** What an injected fault does to one call. */
 export type FaultEffect =
   /** Answer with this error; the call changes nothing. */
-  | { kind: 'error'; code: string; status?: number; message?: string }
+  | {
+      kind: 'error';
+      code: string;
+      status?: number;
+      message?: string;
+      /** The service failed after taking the request (script word `spent`): the ClientToken is spent. */
+      poisonsToken?: boolean;
+    }
   /** Apply the call, then answer with this error (default 503 ServiceUnavailable): a lost response. */
   | { kind: 'lostResponse'; code?: string; status?: number }
   /** Destroy the connection without answering; with `afterApply` the call is applied first (a lost response). */
@@ -50,7 +57,7 @@ function parseStatus(text: string | undefined, line: string): number | undefined
 
 /**
  * Parses one line of the fault script syntax (docs/ecs-emulator.md):
- * `<Action|*> [skip <k>] (next <n> | rate <p> | always) <effect>`, where effect is `error <Code> [<status>]`,
+ * `<Action|*> [skip <k>] (next <n> | rate <p> | always) <effect>`, where effect is `error <Code> [<status>] [spent]`,
  * `lost [<Code> [<status>]]`, `lost drop`, `drop`, `delay <ms>` or `attach-fail`.
  */
 export function parseFaultScript(line: string): FaultRuleInput {
@@ -82,8 +89,14 @@ export function parseFaultScript(line: string): FaultRuleInput {
   switch (kind ?? '') {
     case 'error': {
       const code = args[0] ?? fail('error needs a code');
-      const status = parseStatus(args[1], line);
-      rule.effect = { kind: 'error', code, ...(status === undefined ? {} : { status }) };
+      const spent = args.at(-1) === 'spent';
+      const status = parseStatus(args[1] === 'spent' ? undefined : args[1], line);
+      rule.effect = {
+        kind: 'error',
+        code,
+        ...(status === undefined ? {} : { status }),
+        ...(spent ? { poisonsToken: true } : {}),
+      };
       break;
     }
     case 'lost': {

@@ -19,8 +19,11 @@ export interface EmulatorLimits {
   maxIpv4OnDetachedEni: number;
   /** Cap on IPv6 addresses of an ENI that is not attached. */
   maxIpv6OnDetachedEni: number;
-  /** ClientToken results remembered per action (oldest evicted first). */
-  clientTokenCacheSize: number;
+  /**
+   * How long a ClientToken's first use is remembered (ms, on the emulator's clock), for replays, mismatches and
+   * `IdempotentFailed`. ECS documents no window; 24 h is an assumption.
+   */
+  clientTokenRetentionMs: number;
 }
 
 /** Everything about the emulator's behaviour that is not cloud state; all of it can change at run time. */
@@ -48,7 +51,12 @@ export function defaultSettings(): EmulatorSettings {
     latency: {},
     rateLimitsPerMinute: {},
     callLogCapacity: 10_000,
-    limits: { maxIpsPerCall: 10, maxIpv4OnDetachedEni: 50, maxIpv6OnDetachedEni: 10, clientTokenCacheSize: 10_000 },
+    limits: {
+      maxIpsPerCall: 10,
+      maxIpv4OnDetachedEni: 50,
+      maxIpv6OnDetachedEni: 10,
+      clientTokenRetentionMs: 24 * 3_600_000,
+    },
   };
 }
 

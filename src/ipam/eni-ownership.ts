@@ -25,6 +25,13 @@ export const ENIFLOW_CLUSTER_TAG_KEY = 'eniflow.io/cluster-id';
 /** Tag the node workflow puts on every ENI it creates: which node asked for it. */
 export const ENIFLOW_NODE_TAG = 'eniflow.io/node';
 
+/**
+ * Tag carrying the ClientToken of the create that made the ENI. ECS answers a re-used token ambiguously
+ * (`IdempotentParameterMismatch`, `IdempotentFailed`, a forgotten token creating anew), so the ENI a create made is
+ * found by this tag, never guessed from the answer.
+ */
+export const ENIFLOW_INTENT_TAG = 'eniflow.io/intent';
+
 /** How an ENI relates to this cluster, from its tags: ours, another cluster's, or made before the cluster tag. */
 export type EniClusterOwnership = 'thisCluster' | 'otherCluster' | 'legacy' | 'notEniflow';
 
@@ -213,6 +220,11 @@ export function resolveUnlistedEnis(input: {
         what: `is attached to instance ${input.instanceId} but not listed by the OpenAPI sync (spec.eni.tagFilter?)`,
         invalidate: false,
       });
+      continue;
+    }
+    if (cloud.status === 'Available' && eni.status === 'Available' && !bound) {
+      // Recorded Available by this controller: created, its attach failing. Not news (no report): the next pass
+      // that needs it attaches it, and one with no demand left is released through the GC.
       continue;
     }
     if (cloud.status === 'Available') {

@@ -41,6 +41,25 @@ export function recordCreatedEni(input: {
 }
 
 /**
+ * Records an ENI the workflow created whose attach failed for now (5xx, timeout): `Available`, as the cloud has it,
+ * with an `OperationErr` condition saying why. The daemon hands out addresses of `InUse` ENIs only, so it serves no
+ * pod; the next pass that needs an ENI of its kind attaches it, and one with no demand left is released by the GC.
+ */
+export function recordEniAwaitingAttach(input: {
+  enis: Readonly<NetworkInterfaces>;
+  cloud: CloudEni;
+  cidrs?: VSwitchCidrs | undefined;
+  message: string;
+  nowRfc3339: string;
+}): NetworkInterfaces {
+  const enis = cloneNetworkInterfaces(input.enis);
+  const eni = eniFromCloud({ cloud: { ...input.cloud, status: 'Available' }, cidrs: input.cidrs });
+  eni.conditions = { OperationErr: { observedTime: input.nowRfc3339, message: input.message } };
+  enis[input.cloud.eniId] = eni;
+  return enis;
+}
+
+/**
  * Marks an ENI for GC. Used when a compensating delete failed: the ENI is written into the CR as `Deleting` (a
  * minimal record if the CR never knew it), so no ENI the controller created is ever unknown to the CR.
  */
@@ -92,6 +111,13 @@ export function keepEniUntouched(input: {
 export type EniOutcome =
   | { kind: 'ipsAssigned'; eniId: string; family: IpFamily; ips: string[] }
   | { kind: 'eniCreated'; cloud: CloudEni; cidrs?: VSwitchCidrs | undefined }
+  | {
+      kind: 'eniAwaitingAttach';
+      cloud: CloudEni;
+      cidrs?: VSwitchCidrs | undefined;
+      message: string;
+      nowRfc3339: string;
+    }
   | { kind: 'eniLeftForGc'; eniId: string }
   | { kind: 'eniRemoved'; eniId: string }
   | { kind: 'ipsReleased'; eniId: string; family: IpFamily; ips: string[] }
@@ -103,6 +129,14 @@ export function applyEniOutcome(enis: Readonly<NetworkInterfaces>, outcome: EniO
       return recordAssignedIps({ enis, eniId: outcome.eniId, family: outcome.family, ips: outcome.ips });
     case 'eniCreated':
       return recordCreatedEni({ enis, cloud: outcome.cloud, cidrs: outcome.cidrs });
+    case 'eniAwaitingAttach':
+      return recordEniAwaitingAttach({
+        enis,
+        cloud: outcome.cloud,
+        cidrs: outcome.cidrs,
+        message: outcome.message,
+        nowRfc3339: outcome.nowRfc3339,
+      });
     case 'eniLeftForGc':
       return recordEniForDeletion({ enis, eniId: outcome.eniId });
     case 'eniRemoved':

@@ -60,6 +60,8 @@ export const ECS_ACTIVITY_APIS = {
   describeNodeEnis: 'DescribeNetworkInterfaces',
   listEniflowEnis: 'DescribeNetworkInterfaces',
   describeEnisById: 'DescribeNetworkInterfaces',
+  // One list per token (ECS tag filters must all match): several calls in one task, rare (open intents only).
+  findEnisByIntent: 'DescribeNetworkInterfaces',
   assignIpv4: 'AssignPrivateIpAddresses',
   assignIpv6: 'AssignIpv6Addresses',
   unassignIpv4: 'UnassignPrivateIpAddresses',

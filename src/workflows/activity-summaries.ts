@@ -28,6 +28,7 @@ const SUMMARIES: { [K in ActivityName]?: (input: InputOf<K>) => string } = {
   unassignIpv6: (input) => `${input.ips.length} from ${input.eniId}`,
   describeNodeEnis: (input) => input.instanceId,
   describeEnisById: (input) => ids(input.eniIds),
+  findEnisByIntent: (input) => `intent ${ids(input.clientTokens)}`,
 };
 
 type Summarize = (input: unknown) => string;

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
+import { CREATE_ATTEMPT_HORIZON_MS } from '../ipam/index.js';
 import type { EniAllocation, FailingOperation, GcAction, StuckCause, UnlistedEniReport } from '../ipam/index.js';
 
 /** Why the watcher woke a node's workflow; pod churn is summarised, never the pod objects themselves. */
@@ -183,6 +184,12 @@ export interface NodeIpamSettings {
    * default: a start without it fails at once.
    */
   clusterId: string;
+  /**
+   * How long after an attempt of a create is scheduled it may still reach ECS: an open create intent is listed by
+   * its tag (and closed if no ENI has it) only this long after its last attempt. Never below the create activity's
+   * start-to-close timeout (60 s) outside tests.
+   */
+  createAttemptHorizonMs: number;
 }
 
 /** The node settings that have defaults: all but the cluster identity, which only the configuration can give. */
@@ -201,4 +208,5 @@ export const DEFAULT_NODE_SETTINGS: NodeIpamTunables = {
   eventRepeatMs: 60_000,
   pendingPodEventAfterMs: 30_000,
   daemonWaitEventAfterMs: 5 * 60_000,
+  createAttemptHorizonMs: CREATE_ATTEMPT_HORIZON_MS,
 };

@@ -87,6 +87,8 @@ beforeEach(async () => {
 
 const createInput = (clientToken: string, overrides: Partial<Parameters<EcsActivities['createEni']>[0]> = {}) => ({
   eniKind: 'secondary' as const,
+  eniType: 'Secondary' as const,
+  trafficMode: 'Standard' as const,
   vSwitchId: DEMO.vSwitchH,
   securityGroupIds: [DEMO.securityGroup],
   ipv4Count: 3,

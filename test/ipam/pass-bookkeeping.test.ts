@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import {
-  admitEvent,
-  eventKey,
-  intentAllocation,
-  isOpenApiSyncDue,
-  pairCreatesWithIntents,
-  syncTimesOf,
-  trackPendingPods,
-} from '../../src/ipam/index.js';
-import type { EniAllocation, PendingCreate } from '../../src/ipam/index.js';
+import { admitEvent, eventKey, isOpenApiSyncDue, syncTimesOf, trackPendingPods } from '../../src/ipam/index.js';
 
 const NOW = Date.UTC(2026, 11, 3, 10, 0, 0);
 
@@ -75,57 +66,6 @@ describe('trackPendingPods', () => {
   it('with no delay every waiting pod is due at once', () => {
     const result = trackPendingPods({ previous: {}, waitingPodIds: ['ns/b', 'ns/a'], nowMs: NOW, eventAfterMs: 0 });
     assert.deepEqual(result.due, ['ns/a', 'ns/b']);
-  });
-});
-
-describe('create intents', () => {
-  const intent = (token: string, eniKind: PendingCreate['eniKind'] = 'secondary'): PendingCreate => ({
-    clientToken: token,
-    eniKind,
-    vSwitchId: `vsw-${token}`,
-    ipv4Count: 3,
-    ipv6Count: 0,
-    sinceMs: NOW,
-  });
-  const create = (eniKind: PendingCreate['eniKind'], vSwitchId = 'vsw-new'): EniAllocation => ({
-    kind: 'createEni',
-    eniKind,
-    vSwitchId,
-    ipv4Count: 5,
-    ipv6Count: 0,
-  });
-  const assign: EniAllocation = { kind: 'assignIps', eniId: 'eni-1', ipv4Count: 2, ipv6Count: 0 };
-
-  it('re-issues an intent with exactly its first parameters', () => {
-    assert.deepEqual(intentAllocation(intent('t1')), {
-      kind: 'createEni',
-      eniKind: 'secondary',
-      vSwitchId: 'vsw-t1',
-      ipv4Count: 3,
-      ipv6Count: 0,
-    });
-  });
-
-  it('an intent stands in for a planned create of its kind; the rest run on their own after the plan', () => {
-    const paired = pairCreatesWithIntents({
-      allocations: [assign, create('erdma'), create('secondary')],
-      intents: [intent('t1'), intent('t2'), intent('t3', 'erdma')],
-    });
-    assert.deepEqual(
-      paired.map((allocation) =>
-        allocation.kind === 'assignIps'
-          ? 'assign'
-          : 'intent' in allocation
-            ? `${allocation.eniKind}:${allocation.intent.clientToken}:${allocation.vSwitchId}`
-            : `${allocation.eniKind}:new`,
-      ),
-      ['assign', 'erdma:t3:vsw-t3', 'secondary:t1:vsw-t1', 'secondary:t2:vsw-t2'],
-    );
-  });
-
-  it('with no intents the plan is unchanged', () => {
-    const allocations = [assign, create('secondary')];
-    assert.deepEqual(pairCreatesWithIntents({ allocations, intents: [] }), allocations);
   });
 });
 

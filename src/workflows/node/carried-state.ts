@@ -1,4 +1,12 @@
-import type { FailureLedger, NetworkInterfaces, PendingCreate, UnlistedEniReport } from '../../ipam/index.js';
+import { buildCreateRequest, ENIFLOW_INTENT_TAG } from '../../ipam/index.js';
+import type {
+  EniKind,
+  FailureLedger,
+  NetworkInterfaces,
+  NodeSpec,
+  PendingCreate,
+  UnlistedEniReport,
+} from '../../ipam/index.js';
 import type { RecordedError } from '../messages.js';
 
 export type { PendingCreate } from '../../ipam/index.js';
@@ -10,8 +18,11 @@ export type { PendingCreate } from '../../ipam/index.js';
  * - 1 (unversioned): the base fields.
  * - 2: optional `daemonWait`, `unlistedEnis`, `pendingCreates`.
  * - 3: the failure ledger `failures` replaces `failingOperations` (entries gain `message`).
+ * - 4: a create intent holds its whole request (`request`: security groups, resource group, tags, ENI type and
+ *   traffic mode as sent) and the time of its last attempt; a version 3 intent waits in `legacyPendingCreates`
+ *   until a pass fills in what it lacks from the spec (`completeLegacyIntents`).
  */
-export const CARRIED_STATE_VERSION = 3;
+export const CARRIED_STATE_VERSION = 4;
 
 /** What survives continue-as-new: only what the CR does not already hold. */
 export interface CarriedState {
@@ -39,6 +50,11 @@ export interface CarriedState {
    * create is found and used (or released), never abandoned while another is created under a new token.
    */
   pendingCreates?: PendingCreate[];
+  /**
+   * Version 3 intents, brought forward as they were: their security groups, resource group and tags were never
+   * recorded, so the next pass that has the spec completes them ({@link completeLegacyIntents}).
+   */
+  legacyPendingCreates?: PendingCreateV3[];
   /** The failure ledger: what fails, by operation and code, since when (absent while nothing fails). */
   failures?: FailureLedger;
   /**
@@ -66,6 +82,20 @@ interface CarriedStateV2 extends CarriedState {
   failingOperations?: Record<string, Omit<FailureLedger[string], 'message'> & { message?: string }>;
 }
 
+/** A create intent as versions 2 and 3 carried it: kind, vSwitch and counts, the rest re-read from the spec. */
+export interface PendingCreateV3 {
+  clientToken: string;
+  eniKind: EniKind;
+  vSwitchId: string;
+  ipv4Count: number;
+  ipv6Count: number;
+  sinceMs: number;
+}
+
+function isLegacyIntent(intent: unknown): intent is PendingCreateV3 {
+  return typeof intent === 'object' && intent !== null && !('request' in intent) && 'clientToken' in intent;
+}
+
 /** Brings a carried state of an earlier version forward (see {@link CARRIED_STATE_VERSION}). */
 export function upgradeCarriedState(carried: CarriedState): CarriedState {
   const version = carried.version ?? 1;
@@ -74,6 +104,15 @@ export function upgradeCarriedState(carried: CarriedState): CarriedState {
   if (version > CARRIED_STATE_VERSION) return { ...carried };
   const { failingOperations, ...rest } = carried as CarriedStateV2;
   const upgraded: CarriedState = { ...rest, version: CARRIED_STATE_VERSION };
+  // Version 3 intents lack most of their request; they wait for a pass that has the spec (never dropped here).
+  const intents: unknown[] = carried.pendingCreates ?? [];
+  const legacy = intents.filter(isLegacyIntent);
+  if (legacy.length > 0) {
+    upgraded.legacyPendingCreates = [...(carried.legacyPendingCreates ?? []), ...legacy];
+    const current = (carried.pendingCreates ?? []).filter((intent) => !isLegacyIntent(intent));
+    if (current.length > 0) upgraded.pendingCreates = current;
+    else delete upgraded.pendingCreates;
+  }
   if (failingOperations !== undefined && Object.keys(failingOperations).length > 0) {
     upgraded.failures = Object.fromEntries(
       Object.entries(failingOperations).map(([key, entry]) => [key, { ...entry, message: entry.message ?? '' }]),
@@ -90,4 +129,47 @@ export function carryState(state: CarriedState): CarriedState {
     lastErrors: [...state.lastErrors],
     eventTimes: { ...state.eventTimes },
   };
+}
+
+/**
+ * Version 3 intents made whole from the spec as it is now, the best available: their kind, vSwitch, counts and
+ * token are kept; security groups, resource group and tags are the spec's, with the node tag but without the intent
+ * tag, which version 3 never sent (so a re-issue with an unchanged spec matches the first request). They are marked
+ * `untagged`: a list by intent tag cannot find their ENI, so they are only ever re-issued.
+ */
+export function completeLegacyIntents(input: {
+  legacy: readonly PendingCreateV3[];
+  spec: Pick<NodeSpec, 'eni'>;
+  nodeName: string;
+}): PendingCreate[] {
+  return input.legacy.map((old) => {
+    const request = buildCreateRequest({
+      allocation: {
+        kind: 'createEni',
+        eniKind: old.eniKind,
+        vSwitchId: old.vSwitchId,
+        ipv4Count: old.ipv4Count,
+        ipv6Count: old.ipv6Count,
+      },
+      spec: input.spec,
+      nodeName: input.nodeName,
+      clientToken: old.clientToken,
+    });
+    const tags = Object.fromEntries(Object.entries(request.tags).filter(([key]) => key !== ENIFLOW_INTENT_TAG));
+    return { request: { ...request, tags }, sinceMs: old.sinceMs, lastAttemptMs: old.sinceMs, untagged: true };
+  });
+}
+
+/** Moves version 3 intents, made whole from the spec the pass has, to `pendingCreates` (see above). */
+export function adoptLegacyIntents(input: {
+  state: CarriedState;
+  spec: Pick<NodeSpec, 'eni'>;
+  nodeName: string;
+}): void {
+  const { state } = input;
+  const legacy = state.legacyPendingCreates;
+  if (legacy === undefined) return;
+  const completed = completeLegacyIntents({ legacy, spec: input.spec, nodeName: input.nodeName });
+  state.pendingCreates = [...(state.pendingCreates ?? []), ...completed];
+  delete state.legacyPendingCreates;
 }

@@ -1,52 +1,25 @@
-import { CancellationScope, uuid4 } from '@temporalio/workflow';
+import { uuid4 } from '@temporalio/workflow';
 
-import {
-  DEFINITE_CREATE_REFUSALS,
-  ENIFLOW_CLUSTER_TAG_KEY,
-  ENIFLOW_NODE_TAG,
-  formatRfc3339,
-  gcRemovalVerdict,
-  planGc,
-} from '../../ipam/index.js';
+import { formatRfc3339, gcRemovalVerdict, planGc } from '../../ipam/index.js';
 import type {
   AllocationWithIntent,
   EniAllocation,
-  EniAllocationError,
-  EniOutcome,
   GcAction,
   IpFamily,
   NetworkInterfaces,
   NodeSpec,
-  PendingCreate,
   VSwitchInfo,
 } from '../../ipam/index.js';
 import type { GcResult } from '../messages.js';
-import { attach, create, ecsRead, ipOps, release, wait } from './activities.js';
-import type { CreatedEni } from './activities.js';
+import { ecsRead, ipOps, release, wait } from './activities.js';
+import { CreateSaga } from './create-saga.js';
 import type { OperationTracker } from './operation-tracker.js';
-import { stepFailure } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+import { emptyReport, stepFailure } from './step-failure.js';
+import type { StepReport } from './step-failure.js';
+
+export type { StepReport } from './step-failure.js';
 
 export type ReadyNodeSpec = NodeSpec & Required<Pick<NodeSpec, 'eni' | 'pool'>>;
-
-/**
- * What one planned step did: the changes to fold into the ENIs, the failures met, and what the next pass needs.
- * Steps never write the node's state: the pass folds their reports in plan order.
- */
-export interface StepReport {
-  outcomes: EniOutcome[];
-  failed: FailedStep[];
-  /** Conditions to set on the ENIs the step concerned (`InsufficientIP`, `OperationErr`). */
-  eniErrors: { eniId: string; error: EniAllocationError }[];
-  /** A create whose outcome is unknown, to be re-issued under its token by the next pass. */
-  openIntent?: PendingCreate;
-  /** Cloud calls that succeeded: only these say that the cloud answers again. */
-  succeededCalls: number;
-}
-
-function emptyReport(): StepReport {
-  return { outcomes: [], failed: [], eniErrors: [], succeededCalls: 0 };
-}
 
 /**
  * Carries out the cloud side of a node's plans: allocations (IP assigns, the create saga) and GC (IP unassigns,
@@ -71,12 +44,24 @@ export class EniOperator {
     enis: Readonly<NetworkInterfaces>;
     spec: ReadyNodeSpec;
     vSwitches: Record<string, VSwitchInfo>;
+    /** The node's `createAttemptHorizonMs` setting: when an open intent's attempts have all ended. */
+    createAttemptHorizonMs: number;
   }): Promise<StepReport[]> {
     return Promise.all(
       input.allocations.map((allocation) =>
         allocation.kind === 'assignIps'
           ? this.assignIps({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
-          : this.createEniSaga({ allocation, spec: input.spec, vSwitches: input.vSwitches }),
+          : new CreateSaga({
+              nodeName: this.nodeName,
+              clusterId: this.clusterId,
+              instanceId: this.instanceId,
+              tracker: this.tracker,
+              horizonMs: input.createAttemptHorizonMs,
+            }).run({
+              allocation,
+              spec: input.spec,
+              vSwitches: input.vSwitches,
+            }),
       ),
     );
   }
@@ -120,96 +105,6 @@ export class EniOperator {
         });
         return report;
       }
-    }
-    return report;
-  }
-
-  /**
-   * create → attach → wait InUse, as one saga: if attach or the wait fails for good, the ENI is detached and
-   * deleted; if that fails too, it is handed to the GC by recording it `Deleting` in the CR. Either way no ENI
-   * the workflow created is ever unknown to the CR or left undeleted.
-   */
-  private async createEniSaga(input: {
-    allocation: AllocationWithIntent & { kind: 'createEni' };
-    spec: ReadyNodeSpec;
-    vSwitches: Record<string, VSwitchInfo>;
-  }): Promise<StepReport> {
-    const { allocation, spec } = input;
-    const intent = 'intent' in allocation ? allocation.intent : undefined;
-    const report = emptyReport();
-    // Same token on every retry, on replay and, through the intent, on the next passes: a lost response cannot
-    // create a second ENI.
-    const clientToken = intent?.clientToken ?? uuid4();
-    let created: CreatedEni;
-    try {
-      created = (
-        await this.tracker.track(
-          { kind: 'createEni', detail: `${allocation.eniKind} in ${allocation.vSwitchId}` },
-          () =>
-            create.createEni({
-              eniKind: allocation.eniKind,
-              vSwitchId: allocation.vSwitchId,
-              securityGroupIds: spec.eni.securityGroupIDs ?? [],
-              ...(spec.eni.resourceGroupID === undefined ? {} : { resourceGroupId: spec.eni.resourceGroupID }),
-              ipv4Count: allocation.ipv4Count,
-              ipv6Count: allocation.ipv6Count,
-              // Node and cluster last, so a spec tag cannot pass the ENI off as another node's or cluster's.
-              tags: {
-                ...(spec.eni.tag ?? {}),
-                [ENIFLOW_NODE_TAG]: this.nodeName,
-                [ENIFLOW_CLUSTER_TAG_KEY]: this.clusterId,
-              },
-              clientToken,
-            }),
-        )
-      ).eni;
-    } catch (error) {
-      const failure = stepFailure(error);
-      report.failed.push({ operation: 'createEni', failure });
-      if (!DEFINITE_CREATE_REFUSALS.includes(failure.type)) {
-        report.openIntent = intent ?? {
-          clientToken,
-          eniKind: allocation.eniKind,
-          vSwitchId: allocation.vSwitchId,
-          ipv4Count: allocation.ipv4Count,
-          ipv6Count: allocation.ipv6Count,
-          sinceMs: Date.now(),
-        };
-      }
-      return report;
-    }
-    report.succeededCalls += 1;
-    const eniId = created.eniId;
-    try {
-      await this.tracker.track({ kind: 'createEni', eniId, detail: 'attach' }, async () => {
-        await attach.attachEni({ eniId, instanceId: this.instanceId });
-        await wait.waitEniStatus({ eniId, status: 'InUse' });
-      });
-      report.succeededCalls += 1;
-      report.outcomes.push({
-        kind: 'eniCreated',
-        cloud: { ...created, status: 'InUse' },
-        cidrs: input.vSwitches[allocation.vSwitchId],
-      });
-      return report;
-    } catch (error) {
-      report.failed.push({ operation: 'attachEni', eniId, failure: stepFailure(error) });
-    }
-    const compensation = await CancellationScope.nonCancellable(async () => {
-      try {
-        await this.tracker.track({ kind: 'removeEni', eniId, detail: 'compensate failed attach' }, async () => {
-          await release.detachEni({ eniId, instanceId: this.instanceId });
-          await wait.waitEniStatus({ eniId, status: 'Available', goneIsDone: true });
-          await release.deleteEni({ eniId });
-        });
-        return undefined;
-      } catch (error) {
-        return { operation: 'deleteEni', eniId, failure: stepFailure(error) } satisfies FailedStep;
-      }
-    });
-    if (compensation !== undefined) {
-      report.failed.push(compensation);
-      report.outcomes.push({ kind: 'eniLeftForGc', eniId });
     }
     return report;
   }

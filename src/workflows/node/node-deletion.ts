@@ -1,9 +1,49 @@
 import { foldEniOutcomes, recordEniForDeletion, releaseIpsOfGonePods, sortedKeys } from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeCr, NodeStatus } from '../../ipam/index.js';
+import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../ipam/index.js';
+import { ecsRead } from './activities.js';
 import { EniOperator } from './eni-operator.js';
 import { removeNodeFinalizer } from './node-io.js';
 import type { OperationTracker } from './operation-tracker.js';
 import type { PassRecord } from './pass-record.js';
+import { stepFailure } from './step-failure.js';
+import type { FailedStep } from './step-failure.js';
+
+/**
+ * The open create intents of a node being deleted. An intent whose attempts have all ended is listed by its tag and
+ * the ENIs found join the CR as `Deleting`, so the GC below removes them (detaching them from this instance first,
+ * never from another); an intent an attempt of which may still reach ECS is kept, and the node waits for it. An
+ * intent from before intent tags (untagged) cannot be listed: it is closed, its ENI (if any) left to the janitor.
+ */
+async function resolveIntents(input: {
+  intents: readonly PendingCreate[];
+  enis: NetworkInterfaces;
+  nowMs: number;
+  horizonMs: number;
+}): Promise<{ enis: NetworkInterfaces; left: PendingCreate[]; failed: FailedStep[] }> {
+  const listable = input.intents.filter(
+    (intent) => intent.untagged !== true && input.nowMs >= intent.lastAttemptMs + input.horizonMs,
+  );
+  const waiting = input.intents.filter((intent) => intent.untagged !== true && !listable.includes(intent));
+  const failed: FailedStep[] = waiting.map((intent) => ({
+    operation: 'resolveIntent',
+    failure: {
+      type: 'IntentInFlight',
+      message: `create ${intent.request.clientToken} may still reach ECS; the node is released once it cannot`,
+    },
+  }));
+  if (listable.length === 0) return { enis: input.enis, left: waiting, failed };
+  let enis = input.enis;
+  try {
+    const found = await ecsRead.findEnisByIntent({
+      clientTokens: listable.map((intent) => intent.request.clientToken),
+    });
+    for (const eni of Object.values(found).flat()) enis = recordEniForDeletion({ enis, eniId: eni.eniId });
+    return { enis, left: waiting, failed };
+  } catch (error) {
+    failed.push({ operation: 'findEnisByIntent', failure: stepFailure(error) });
+    return { enis, left: [...listable, ...waiting], failed };
+  }
+}
 
 /**
  * A Node CR being deleted: every managed ENI is detached and deleted, the emptied status written, and the
@@ -14,6 +54,12 @@ export async function releaseDeletedNode(input: {
   nodeName: string;
   clusterId: string;
   enis: NetworkInterfaces;
+  /** Open create intents: resolved before the node is let go. */
+  intents: readonly PendingCreate[];
+  /** The node's `createAttemptHorizonMs`: an intent is listed only once every attempt of it has ended. */
+  horizonMs: number;
+  /** Told which intents are still open after this pass. */
+  onIntentsLeft: (left: PendingCreate[]) => void;
   tracker: OperationTracker;
   record: PassRecord;
   writeStatus: (write: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) => Promise<boolean>;
@@ -27,6 +73,15 @@ export async function releaseDeletedNode(input: {
   for (const eniId of sortedKeys(enis)) {
     if (enis[eniId]?.unschedulable !== true) enis = recordEniForDeletion({ enis, eniId });
   }
+  const intents = await resolveIntents({
+    intents: input.intents,
+    enis,
+    nowMs: Date.now(),
+    horizonMs: input.horizonMs,
+  });
+  enis = intents.enis;
+  input.onIntentsLeft(intents.left);
+  for (const failed of intents.failed) input.record.record(failed, { ledger: true });
   const operator = new EniOperator({
     nodeName: input.nodeName,
     instanceId: node.spec.nodeMetadata?.instanceID ?? '',
@@ -40,7 +95,7 @@ export async function releaseDeletedNode(input: {
   );
   input.record.foldReports(gc.reports);
   const written = await input.writeStatus({ status: { networkInterfaces: enis }, current: node.status ?? {}, enis });
-  if (gc.result.failed.length > 0 || !written) return 'failed';
+  if (gc.result.failed.length > 0 || intents.failed.length > 0 || !written) return 'failed';
   if (input.isGone()) return 'gone';
   const finalizerFailure = await removeNodeFinalizer(input.nodeName);
   if (finalizerFailure !== undefined) {

@@ -7,6 +7,7 @@ import {
   formatRfc3339,
   hasFailingCalls,
   mergeSeenVersions,
+  enisAwaitingAttach,
   pairCreatesWithIntents,
   planEniAllocations,
   planPoolRelease,
@@ -15,11 +16,12 @@ import {
   releaseIpsOfGonePods,
   sortedKeys,
   unschedulableEniIds,
+  withoutEnisAwaitingAttach,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
-import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
+import { adoptLegacyIntents, carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
@@ -267,35 +269,47 @@ export class NodeReconciler {
     const primaryFamily = primaryFamilyOf(spec.eni);
     const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
     const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
+    // ENIs created earlier whose attach failed are out of the plan: a planned create of their kind attaches them.
     const plan = planEniAllocations({
       spec,
-      enis: local.enis,
+      enis: withoutEnisAwaitingAttach(local.enis),
       unsatisfied: local.unsatisfied,
       vSwitches,
       randomValue: Math.random(),
     });
-    const allocations = pairCreatesWithIntents({
+    adoptLegacyIntents({ state: this.state, spec, nodeName: this.nodeName });
+    const { allocations, unneeded } = pairCreatesWithIntents({
       allocations: plan.allocations,
       intents: this.state.pendingCreates ?? [],
+      awaiting: enisAwaitingAttach(local.enis),
+      demand: plan.demand,
     });
 
-    // Act, then fold in plan order.
+    // Act, then fold in plan order; an ENI awaiting attach that no demand wants any more goes to the GC.
     const operator = new EniOperator({
       nodeName: this.nodeName,
       instanceId,
       clusterId: this.settings.clusterId,
       tracker: this.tracker,
     });
-    const allocated = await operator.allocate({ allocations, enis: local.enis, spec, vSwitches });
-    enis = foldEniOutcomes(
-      local.enis,
-      allocated.flatMap((report) => report.outcomes),
-    );
+    const allocated = await operator.allocate({
+      allocations,
+      enis: local.enis,
+      spec,
+      vSwitches,
+      createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
+    });
+    enis = foldEniOutcomes(local.enis, [
+      ...allocated.flatMap((report) => report.outcomes),
+      ...unneeded.map((eniId) => ({ kind: 'eniLeftForGc' as const, eniId })),
+    ]);
     const openIntents = allocated.flatMap((report) => report.openIntent ?? []);
     if (openIntents.length > 0) this.state.pendingCreates = openIntents;
     else delete this.state.pendingCreates;
     const served =
-      allocations.length > 0 ? assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily }) : local;
+      allocations.length > 0 || unneeded.length > 0
+        ? assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily })
+        : local;
     enis = applyAllocationConditions({
       enis: served.enis,
       errors: [
@@ -374,14 +388,21 @@ export class NodeReconciler {
     return result !== 'failed';
   }
 
-  /** The CR is being deleted: its ENIs are released, then the finalizer lets it go. */
+  /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
+    adoptLegacyIntents({ state: this.state, spec: node.spec, nodeName: this.nodeName });
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,
       clusterId: this.settings.clusterId,
       enis: this.startingEnis(node),
+      intents: this.state.pendingCreates ?? [],
+      horizonMs: this.settings.createAttemptHorizonMs,
+      onIntentsLeft: (left) => {
+        if (left.length > 0) this.state.pendingCreates = left;
+        else delete this.state.pendingCreates;
+      },
       tracker: this.tracker,
       record: this.passRecord,
       writeStatus: (input) => this.writeStatus(input),

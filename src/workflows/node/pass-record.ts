@@ -2,7 +2,7 @@ import { log } from '@temporalio/workflow';
 
 import { noteFailure, settleFailures } from '../../ipam/index.js';
 import type { CarriedState } from './carried-state.js';
-import type { StepReport } from './eni-operator.js';
+import type { StepReport } from './step-failure.js';
 import { ledgerFailureOf } from './step-failure.js';
 import type { FailedStep } from './step-failure.js';
 

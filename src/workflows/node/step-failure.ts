@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 
-import type { LedgerFailure } from '../../ipam/index.js';
+import type { EniAllocationError, EniOutcome, LedgerFailure, PendingCreate } from '../../ipam/index.js';
 
 /** A failure of one activity, reduced to what the workflow decides on. */
 export interface StepFailure {
@@ -51,4 +51,23 @@ export function ledgerFailureOf(step: FailedStep): LedgerFailure {
     message: failure.message,
     requestId: failure.requestId,
   };
+}
+
+/**
+ * What one planned step did: the changes to fold into the ENIs, the failures met, and what the next pass needs.
+ * Steps never write the node's state: the pass folds their reports in plan order.
+ */
+export interface StepReport {
+  outcomes: EniOutcome[];
+  failed: FailedStep[];
+  /** Conditions to set on the ENIs the step concerned (`InsufficientIP`, `OperationErr`). */
+  eniErrors: { eniId: string; error: EniAllocationError }[];
+  /** A create whose outcome is unknown, to be resolved by the next pass (re-issued or listed by its tag). */
+  openIntent?: PendingCreate;
+  /** Cloud calls that succeeded: only these say that the cloud answers again. */
+  succeededCalls: number;
+}
+
+export function emptyReport(): StepReport {
+  return { outcomes: [], failed: [], eniErrors: [], succeededCalls: 0 };
 }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { noteFailure } from '../../../src/ipam/index.js';
+import { buildCreateRequest, ENIFLOW_INTENT_TAG, noteFailure } from '../../../src/ipam/index.js';
 import {
   CARRIED_STATE_VERSION,
   carryState,
+  completeLegacyIntents,
   newCarriedState,
   upgradeCarriedState,
 } from '../../../src/workflows/node/carried-state.js';
@@ -40,6 +41,67 @@ describe('carried state', () => {
     assert.equal('failingOperations' in upgraded, false);
     assert.deepEqual(upgraded.failures?.['AttachNetworkInterface/ServiceUnavailable']?.sinceMs, T0);
     assert.equal(upgraded.failures?.['AttachNetworkInterface/ServiceUnavailable']?.message, '');
+  });
+
+  it('brings version 3 intents forward untouched, to be completed from the spec by the next pass', () => {
+    const v3Intent = {
+      clientToken: 'tok-v3',
+      eniKind: 'secondary',
+      vSwitchId: 'vsw-1',
+      ipv4Count: 3,
+      ipv6Count: 1,
+      sinceMs: T0,
+    };
+    const current = {
+      request: buildCreateRequest({
+        allocation: { kind: 'createEni', eniKind: 'trunk', vSwitchId: 'vsw-2', ipv4Count: 1, ipv6Count: 0 },
+        spec: {},
+        nodeName: 'node-a',
+        clientToken: 'tok-v4',
+      }),
+      sinceMs: T0,
+      lastAttemptMs: T0,
+    };
+    const v3 = { ...newCarriedState(), version: 3, pendingCreates: [v3Intent, current] } as unknown as CarriedState;
+    const upgraded = upgradeCarriedState(v3);
+    assert.equal(upgraded.version, CARRIED_STATE_VERSION);
+    assert.deepEqual(upgraded.legacyPendingCreates, [v3Intent]);
+    assert.deepEqual(upgraded.pendingCreates, [current]);
+    // A state with only v3 intents leaves no empty list behind; upgrading twice changes nothing.
+    const only = upgradeCarriedState({ ...v3, pendingCreates: [v3Intent] } as unknown as CarriedState);
+    assert.equal('pendingCreates' in only, false);
+    assert.deepEqual(upgradeCarriedState(only), only);
+    const none = upgradeCarriedState({ ...newCarriedState(), version: 3 });
+    assert.equal('legacyPendingCreates' in none, false);
+  });
+
+  it('completes a version 3 intent from the spec: the request version 3 sent, marked untagged', () => {
+    const [completed] = completeLegacyIntents({
+      legacy: [
+        { clientToken: 'tok-v3', eniKind: 'erdma', vSwitchId: 'vsw-1', ipv4Count: 3, ipv6Count: 1, sinceMs: T0 },
+      ],
+      spec: { eni: { securityGroupIDs: ['sg-b', 'sg-a'], resourceGroupID: 'rg', tag: { team: 'net' } } },
+      nodeName: 'node-a',
+    });
+    assert.deepEqual(completed, {
+      request: {
+        eniKind: 'erdma',
+        eniType: 'Secondary',
+        trafficMode: 'HighPerformance',
+        vSwitchId: 'vsw-1',
+        securityGroupIds: ['sg-b', 'sg-a'],
+        resourceGroupId: 'rg',
+        ipv4Count: 3,
+        ipv6Count: 1,
+        // Version 3 sent the spec's tags and the node tag (the activity added the creator tag), never an intent tag.
+        tags: { team: 'net', 'eniflow.io/node': 'node-a', creator: 'eniflow' },
+        clientToken: 'tok-v3',
+      },
+      sinceMs: T0,
+      lastAttemptMs: T0,
+      untagged: true,
+    });
+    assert.equal(ENIFLOW_INTENT_TAG in (completed?.request.tags ?? {}), false);
   });
 
   it('keeps a newer release’s version when it hands the state on (a rollback does not relabel it)', () => {

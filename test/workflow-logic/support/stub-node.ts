@@ -425,6 +425,17 @@ export class StubNode {
         ),
       describeEnisById: (input) =>
         this.run('describeEnisById', input, () => [...input.eniIds].sort().flatMap((id) => this.cloud.get(id) ?? [])),
+      findEnisByIntent: (input) =>
+        this.run('findEnisByIntent', input, () =>
+          Object.fromEntries(
+            input.clientTokens.map((token) => [
+              token,
+              sortedKeys(Object.fromEntries(this.cloud))
+                .flatMap((id) => this.cloud.get(id) ?? [])
+                .filter((eni) => eni.tags?.['eniflow.io/intent'] === token),
+            ]),
+          ),
+        ),
       createEni: (input) => this.run('createEni', input, () => this.cloudCreate(input)),
       attachEni: (input) =>
         this.run('attachEni', input, () => {
