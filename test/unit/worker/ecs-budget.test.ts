@@ -130,6 +130,7 @@ describe('routing ECS activities to their budget queues', () => {
     assert.deepEqual(Object.keys(describe?.activities ?? {}).sort(), [
       'describeEnisById',
       'describeNodeEnis',
+      'findEnisByIntent',
       'listEniflowEnis',
       'waitEniStatus',
     ]);
