@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -15,6 +14,7 @@ import { planOrphanEnis, recheckOrphan } from '../ipam/index.js';
 import type { OrphanEniPlan, OrphanRecheck } from '../ipam/index.js';
 import type { Activities } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
+import { requireClusterId } from './cluster-id.js';
 import { proxyActivitiesWithSummaries } from './activity-summaries.js';
 import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
 import type { JanitorSettings } from '../shared/janitor-settings.js';
@@ -120,15 +120,7 @@ export async function eniJanitorWorkflow(input: { settings?: Partial<JanitorSett
 /** The settings in full; a start without a cluster id fails at once (it could not tell its ENIs from others'). */
 function checkedSettings(given: Partial<JanitorSettings> | undefined): JanitorSettings {
   // The watcher starts it with the settings in full; the defaults fill in only for a partial start (tests).
-  const settings = { ...DEFAULT_JANITOR_SETTINGS, ...given };
-  const { clusterId } = settings;
-  if (typeof clusterId !== 'string' || clusterId === '') {
-    throw ApplicationFailure.nonRetryable(
-      'settings.clusterId is required (the watcher passes ENIFLOW_CLUSTER_ID)',
-      'MissingClusterId',
-    );
-  }
-  return { ...settings, clusterId };
+  return requireClusterId({ ...DEFAULT_JANITOR_SETTINGS, ...given });
 }
 
 async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }): Promise<JanitorReport> {

@@ -9,6 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 
+import { requireClusterId } from './cluster-id.js';
 import { DEFAULT_NODE_SETTINGS, gcSignal, gcUpdate, reconcileSignal, resyncSignal, stateQuery } from './messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
@@ -126,13 +127,5 @@ function checkedSettings(input: NodeIpamWorkflowInput): NodeIpamSettings {
     );
   }
   // The watcher sends the settings in full; the defaults fill in only for a partial start (tests, the CLI).
-  const settings = { ...DEFAULT_NODE_SETTINGS, ...input.settings };
-  const { clusterId } = settings;
-  if (typeof clusterId !== 'string' || clusterId === '') {
-    throw ApplicationFailure.nonRetryable(
-      'settings.clusterId is required (the watcher passes ENIFLOW_CLUSTER_ID)',
-      'MissingClusterId',
-    );
-  }
-  return { ...settings, clusterId };
+  return requireClusterId({ ...DEFAULT_NODE_SETTINGS, ...input.settings });
 }
