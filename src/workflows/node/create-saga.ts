@@ -22,6 +22,12 @@ import type { FailedStep, StepReport } from './step-failure.js';
 
 type CreateAllocation = AllocationWithIntent & { kind: 'createEni' };
 
+/** What every attach step of one saga run shares: the vSwitches (for the new ENI's CIDRs) and the run's report. */
+interface AttachContext {
+  vSwitches: Record<string, VSwitchInfo>;
+  report: StepReport;
+}
+
 /**
  * create → attach → wait InUse, as one saga, with the create intent that makes it safe across lost answers.
  *
@@ -174,11 +180,7 @@ export class CreateSaga {
    * The ENIs an intent made, found by its tag: the first is used as if just created; any other (ECS created more
    * than one under a forgotten token) is recorded `Deleting`, so the GC removes it under its safety rules.
    */
-  private async adoptFound(input: {
-    found: CloudEni[];
-    vSwitches: Record<string, VSwitchInfo>;
-    report: StepReport;
-  }): Promise<void> {
+  private async adoptFound(input: AttachContext & { found: CloudEni[] }): Promise<void> {
     const [first, ...extra] = input.found;
     for (const eni of extra) input.report.outcomes.push({ kind: 'eniLeftForGc', eniId: eni.eniId });
     if (first === undefined) return;
@@ -186,11 +188,7 @@ export class CreateSaga {
   }
 
   /** An ENI recorded `Available` by an earlier pass: looked up, then attached (or found attached). */
-  private async attachAwaiting(input: {
-    eniId: string;
-    vSwitches: Record<string, VSwitchInfo>;
-    report: StepReport;
-  }): Promise<void> {
+  private async attachAwaiting(input: AttachContext & { eniId: string }): Promise<void> {
     const { eniId, report } = input;
     let cloud: CloudEni | undefined;
     try {
@@ -209,11 +207,7 @@ export class CreateSaga {
   }
 
   /** Attaches an ENI eniflow made unless it is already attached: here (then only waits) or elsewhere (left alone). */
-  private async attachKnown(input: {
-    cloud: CloudEni;
-    vSwitches: Record<string, VSwitchInfo>;
-    report: StepReport;
-  }): Promise<void> {
+  private async attachKnown(input: AttachContext & { cloud: CloudEni }): Promise<void> {
     const { cloud, report } = input;
     const attachedTo = cloud.instanceId ?? '';
     if (attachedTo !== '' && attachedTo !== this.instanceId) {
@@ -228,12 +222,7 @@ export class CreateSaga {
     await this.attachCreated({ ...input, alreadyAttached: attachedTo === this.instanceId });
   }
 
-  private async attachCreated(input: {
-    cloud: CloudEni;
-    vSwitches: Record<string, VSwitchInfo>;
-    report: StepReport;
-    alreadyAttached?: boolean;
-  }): Promise<void> {
+  private async attachCreated(input: AttachContext & { cloud: CloudEni; alreadyAttached?: boolean }): Promise<void> {
     const { cloud, report } = input;
     const eniId = cloud.eniId;
     const cidrs = input.vSwitches[cloud.vSwitchId];
