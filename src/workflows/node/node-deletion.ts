@@ -1,4 +1,10 @@
-import { foldEniOutcomes, recordEniForDeletion, releaseIpsOfGonePods, sortedKeys } from '../../ipam/index.js';
+import {
+  foldEniOutcomes,
+  nextIntentStep,
+  recordEniForDeletion,
+  releaseIpsOfGonePods,
+  sortedKeys,
+} from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../ipam/index.js';
 import { ecsRead } from './activities.js';
 import { EniOperator } from './eni-operator.js';
@@ -20,10 +26,11 @@ async function resolveIntents(input: {
   nowMs: number;
   horizonMs: number;
 }): Promise<{ enis: NetworkInterfaces; left: PendingCreate[]; failed: FailedStep[] }> {
-  const listable = input.intents.filter(
-    (intent) => intent.untagged !== true && input.nowMs >= intent.lastAttemptMs + input.horizonMs,
+  const tagged = input.intents.filter((intent) => intent.untagged !== true);
+  const listable = tagged.filter(
+    (intent) => nextIntentStep({ intent, nowMs: input.nowMs, horizonMs: input.horizonMs }) === 'list',
   );
-  const waiting = input.intents.filter((intent) => intent.untagged !== true && !listable.includes(intent));
+  const waiting = tagged.filter((intent) => !listable.includes(intent));
   const failed: FailedStep[] = waiting.map((intent) => ({
     operation: 'resolveIntent',
     failure: {
