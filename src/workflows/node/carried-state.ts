@@ -160,6 +160,12 @@ export function completeLegacyIntents(input: {
   });
 }
 
+/** Records the create intents still open (none: the field goes). */
+export function setOpenIntents(state: CarriedState, intents: readonly PendingCreate[]): void {
+  if (intents.length > 0) state.pendingCreates = [...intents];
+  else delete state.pendingCreates;
+}
+
 /** Moves version 3 intents, made whole from the spec the pass has, to `pendingCreates` (see above). */
 export function adoptLegacyIntents(input: {
   state: CarriedState;

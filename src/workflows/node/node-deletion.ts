@@ -7,6 +7,8 @@ import {
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../ipam/index.js';
 import { ecsRead } from './activities.js';
+import { adoptLegacyIntents, setOpenIntents } from './carried-state.js';
+import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import { removeNodeFinalizer } from './node-io.js';
 import type { OperationTracker } from './operation-tracker.js';
@@ -61,12 +63,10 @@ export async function releaseDeletedNode(input: {
   nodeName: string;
   clusterId: string;
   enis: NetworkInterfaces;
-  /** Open create intents: resolved before the node is let go. */
-  intents: readonly PendingCreate[];
+  /** Holds the open create intents (version 3 ones included): resolved before the node is let go. */
+  state: CarriedState;
   /** The node's `createAttemptHorizonMs`: an intent is listed only once every attempt of it has ended. */
   horizonMs: number;
-  /** Told which intents are still open after this pass. */
-  onIntentsLeft: (left: PendingCreate[]) => void;
   tracker: OperationTracker;
   record: PassRecord;
   writeStatus: (write: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) => Promise<boolean>;
@@ -80,14 +80,15 @@ export async function releaseDeletedNode(input: {
   for (const eniId of sortedKeys(enis)) {
     if (enis[eniId]?.unschedulable !== true) enis = recordEniForDeletion({ enis, eniId });
   }
+  adoptLegacyIntents({ state: input.state, spec: node.spec, nodeName: input.nodeName });
   const intents = await resolveIntents({
-    intents: input.intents,
+    intents: input.state.pendingCreates ?? [],
     enis,
     nowMs: Date.now(),
     horizonMs: input.horizonMs,
   });
   enis = intents.enis;
-  input.onIntentsLeft(intents.left);
+  setOpenIntents(input.state, intents.left);
   for (const failed of intents.failed) input.record.record(failed, { ledger: true });
   const operator = new EniOperator({
     nodeName: input.nodeName,

@@ -7,21 +7,18 @@ import {
   formatRfc3339,
   hasFailingCalls,
   mergeSeenVersions,
-  enisAwaitingAttach,
-  pairCreatesWithIntents,
-  planEniAllocations,
   planPoolRelease,
   podIpRequestsFromPods,
   primaryFamilyOf,
   releaseIpsOfGonePods,
   sortedKeys,
   unschedulableEniIds,
-  withoutEnisAwaitingAttach,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
-import { adoptLegacyIntents, carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
+import { allocateForDemand } from './allocation-round.js';
+import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
@@ -269,47 +266,26 @@ export class NodeReconciler {
     const primaryFamily = primaryFamilyOf(spec.eni);
     const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
     const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
-    // ENIs created earlier whose attach failed are out of the plan: a planned create of their kind attaches them.
-    const plan = planEniAllocations({
-      spec,
-      enis: withoutEnisAwaitingAttach(local.enis),
-      unsatisfied: local.unsatisfied,
-      vSwitches,
-      randomValue: Math.random(),
-    });
-    adoptLegacyIntents({ state: this.state, spec, nodeName: this.nodeName });
-    const { allocations, unneeded } = pairCreatesWithIntents({
-      allocations: plan.allocations,
-      intents: this.state.pendingCreates ?? [],
-      awaiting: enisAwaitingAttach(local.enis),
-      demand: plan.demand,
-    });
-
-    // Act, then fold in plan order; an ENI awaiting attach that no demand wants any more goes to the GC.
+    // Act, then fold in plan order.
     const operator = new EniOperator({
       nodeName: this.nodeName,
       instanceId,
       clusterId: this.settings.clusterId,
       tracker: this.tracker,
     });
-    const allocated = await operator.allocate({
-      allocations,
-      enis: local.enis,
+    const round = await allocateForDemand({
+      nodeName: this.nodeName,
+      state: this.state,
+      operator,
       spec,
       vSwitches,
+      local,
       createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
     });
-    enis = foldEniOutcomes(local.enis, [
-      ...allocated.flatMap((report) => report.outcomes),
-      ...unneeded.map((eniId) => ({ kind: 'eniLeftForGc' as const, eniId })),
-    ]);
-    const openIntents = allocated.flatMap((report) => report.openIntent ?? []);
-    if (openIntents.length > 0) this.state.pendingCreates = openIntents;
-    else delete this.state.pendingCreates;
-    const served =
-      allocations.length > 0 || unneeded.length > 0
-        ? assignIpsFromLocalPool({ enis, requests: demand.requests, primaryFamily })
-        : local;
+    const { plan, allocated, openIntents } = round;
+    const served = round.changed
+      ? assignIpsFromLocalPool({ enis: round.enis, requests: demand.requests, primaryFamily })
+      : local;
     enis = applyAllocationConditions({
       enis: served.enis,
       errors: [
@@ -391,18 +367,13 @@ export class NodeReconciler {
   /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
-    adoptLegacyIntents({ state: this.state, spec: node.spec, nodeName: this.nodeName });
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,
       clusterId: this.settings.clusterId,
       enis: this.startingEnis(node),
-      intents: this.state.pendingCreates ?? [],
+      state: this.state,
       horizonMs: this.settings.createAttemptHorizonMs,
-      onIntentsLeft: (left) => {
-        if (left.length > 0) this.state.pendingCreates = left;
-        else delete this.state.pendingCreates;
-      },
       tracker: this.tracker,
       record: this.passRecord,
       writeStatus: (input) => this.writeStatus(input),
