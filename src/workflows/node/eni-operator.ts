@@ -17,8 +17,6 @@ import type { OperationTracker } from './operation-tracker.js';
 import { emptyReport, stepFailure } from './step-failure.js';
 import type { StepReport } from './step-failure.js';
 
-export type { StepReport } from './step-failure.js';
-
 export type ReadyNodeSpec = NodeSpec & Required<Pick<NodeSpec, 'eni' | 'pool'>>;
 
 /**

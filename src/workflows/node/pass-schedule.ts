@@ -21,9 +21,9 @@ export type StuckFacts = Omit<StuckWaitInput, 'failureTypes' | 'failureStreak'>;
  * types, and whether its waiting pods are stuck. From them, when the next pass is due without a signal.
  */
 export class PassSchedule {
-  hasPendingWork = false;
+  private hasPendingWork = false;
   nextSyncMs: number | undefined;
-  lastFailureTypes: string[] = [];
+  private lastFailureTypes: string[] = [];
   /** Set when the last pass found its waiting pods stuck: the node then sleeps `stuckBackoffMs`. */
   stuck: StuckCause | undefined;
   /** Drawn once per failed pass (seeded, so the same on replay): the failure backoff's full jitter. */
