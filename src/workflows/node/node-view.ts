@@ -131,7 +131,9 @@ export function buildNodeView(input: {
   const failing = Object.values(state.failures ?? {});
   if (failing.length > 0) view.failingOperations = failing.map((failure) => ({ ...failure }));
   if (summary.blockedVSwitches.length > 0) view.blockedVSwitches = summary.blockedVSwitches.map((b) => ({ ...b }));
-  if (summary.stuck !== undefined) {
+  // Stuck means pods wait: once a pass has served them (shown before that pass ends and re-judges the wait), the
+  // last pass's verdict no longer holds.
+  if (summary.stuck !== undefined && summary.pods.pending > 0) {
     view.stuckWait = { cause: summary.stuck, message: STUCK_CAUSES[summary.stuck] };
     const wakeOn = wakeOnVSwitchesOf(summary, summary.vSwitchIds ?? []);
     if (wakeOn.length > 0) view.stuckWait.wakeOnVSwitches = wakeOn;
