@@ -1,7 +1,7 @@
 /** What every `eniflow` command shares: the context, the error type, parsed arguments and the node-workflow list. */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 
-import { NODE_NAME_SEARCH_ATTRIBUTE, NODE_WORKFLOW_TYPE } from '../shared/workflow-ids.js';
+import { NODE_NAME_SEARCH_ATTRIBUTE, nodeWorkflowsQuery } from '../shared/workflow-ids.js';
 
 /** What a command needs: a connected client, where its output goes, and the deployment's names. */
 export interface CliContext {
@@ -44,20 +44,6 @@ export function webUiLink(context: Pick<CliContext, 'uiUrl' | 'namespace'>, work
   if (context.uiUrl === undefined || context.uiUrl === '') return undefined;
   const base = context.uiUrl.replace(/\/+$/, '');
   return `${base}/namespaces/${encodeURIComponent(context.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
-}
-
-function quote(value: string): string {
-  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
-}
-
-/** The visibility query of this deployment's running node workflows, narrowed by `extra` clauses. */
-export function nodeWorkflowsQuery(taskQueue: string, extra: readonly string[] = []): string {
-  return [
-    `WorkflowType = ${quote(NODE_WORKFLOW_TYPE)}`,
-    'ExecutionStatus = "Running"',
-    `TaskQueue = ${quote(taskQueue)}`,
-    ...extra,
-  ].join(' AND ');
 }
 
 export async function listNodeWorkflows(

@@ -11,7 +11,8 @@ import { janitor } from './janitor-command.js';
 import { node, poke } from './node-commands.js';
 import { status } from './status-command.js';
 
-export { CliError, nodeWorkflowsQuery, webUiLink } from './cli-context.js';
+export { CliError, webUiLink } from './cli-context.js';
+export { nodeWorkflowsQuery } from '../shared/workflow-ids.js';
 export type { CliContext } from './cli-context.js';
 export { formatJanitorReport } from './janitor-command.js';
 export { formatGcResult, formatNodeState } from './node-commands.js';
