@@ -60,18 +60,3 @@ export async function listNodeWorkflows(
 export function nodeNameOf(info: WorkflowExecutionInfo): string {
   return info.typedSearchAttributes.get(NODE_NAME_SEARCH_ATTRIBUTE) ?? info.workflowId;
 }
-
-/** Runs `fn` over `items` with at most `limit` at once (a query per node must not flood the frontend). */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next;
-      next += 1;
-      results[index] = await fn(items[index] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
-}

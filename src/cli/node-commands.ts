@@ -4,7 +4,8 @@ import type { Client } from '@temporalio/client';
 import { nodeWorkflowId } from '../shared/workflow-ids.js';
 import { gcSignal, gcUpdate, reconcileSignal, resyncSignal, stateQuery } from '../workflows/messages.js';
 import type { GcResult, NodeWorkflowState } from '../workflows/messages.js';
-import { CliError, listNodeWorkflows, mapLimited, nodeNameOf, oneNodeName, webUiLink } from './cli-context.js';
+import { mapLimited } from '../shared/map-limited.js';
+import { CliError, listNodeWorkflows, nodeNameOf, oneNodeName, webUiLink } from './cli-context.js';
 import type { CliContext, Parsed } from './cli-context.js';
 
 /** The `state` query result, for people. */

@@ -5,7 +5,8 @@ import {
   IPAM_STATE_SEARCH_ATTRIBUTE,
 } from '../shared/workflow-ids.js';
 import { stateQuery } from '../workflows/messages.js';
-import { CliError, listNodeWorkflows, mapLimited, nodeNameOf } from './cli-context.js';
+import { mapLimited } from '../shared/map-limited.js';
+import { CliError, listNodeWorkflows, nodeNameOf } from './cli-context.js';
 import type { CliContext, Parsed } from './cli-context.js';
 
 /** One node as `status` reports it. */
