@@ -278,7 +278,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const enis = await run(log, () =>
         deps.ecs.describeEnis({ tags, ...(input.vpcId === undefined ? {} : { vpcId: input.vpcId }) }),
       );
-      return (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
+      return (enis ?? []).sort(byEniId);
     },
 
     /**
@@ -290,7 +290,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const found: Record<string, CloudEni[]> = {};
       for (const clientToken of [...new Set(input.clientTokens)].sort()) {
         const enis = await run(log, () => deps.ecs.describeEnis({ tags: { [ENIFLOW_INTENT_TAG]: clientToken } }));
-        found[clientToken] = (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
+        found[clientToken] = (enis ?? []).sort(byEniId);
       }
       return found;
     },
@@ -303,7 +303,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const log = logFor({});
       if (input.eniIds.length === 0) return [];
       const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [...input.eniIds].sort() }));
-      return (enis ?? []).sort((a, b) => (a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0));
+      return (enis ?? []).sort(byEniId);
     },
 
     /** Assigns `count` secondary IPv4 addresses with a ClientToken; an exhausted vSwitch is blocked for a TTL. */
@@ -375,6 +375,11 @@ export function createEcsActivities(deps: EcsActivityDeps) {
 }
 
 export type EcsActivities = ReturnType<typeof createEcsActivities>;
+
+/** ENIs in id order (code-unit order, as the cloud's ids compare), so lists are stable from call to call. */
+function byEniId(a: CloudEni, b: CloudEni): number {
+  return a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0;
+}
 
 function waitProgressOf(details: unknown): WaitProgress {
   const value = (typeof details === 'object' && details !== null ? details : {}) as Partial<WaitProgress>;

@@ -17,6 +17,24 @@ export function nodeWorkflowId(nodeName: string): string {
   return `${WORKFLOW_ID_PREFIX}${nodeName}`;
 }
 
+/** A visibility-query string literal: `value` double-quoted, its backslashes and quotes escaped. */
+export function queryLiteral(value: string): string {
+  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
+
+/**
+ * The visibility query of one deployment's running node workflows (its task queue), narrowed by `extra` clauses:
+ * the one place the CLI and the worker's wake-ups (cloud recovery, vSwitch wake) find nodes to read or signal.
+ */
+export function nodeWorkflowsQuery(taskQueue: string, extra: readonly string[] = []): string {
+  return [
+    `WorkflowType = ${queryLiteral(NODE_WORKFLOW_TYPE)}`,
+    'ExecutionStatus = "Running"',
+    `TaskQueue = ${queryLiteral(taskQueue)}`,
+    ...extra,
+  ].join(' AND ');
+}
+
 /** Search attributes of node workflows (Keyword), to find a node's workflow in the Web UI or CLI. */
 export const NODE_NAME_SEARCH_ATTRIBUTE = defineSearchAttributeKey('NodeName', SearchAttributeType.KEYWORD);
 export const INSTANCE_ID_SEARCH_ATTRIBUTE = defineSearchAttributeKey('InstanceId', SearchAttributeType.KEYWORD);

@@ -12,6 +12,8 @@ import {
   NODE_NAME_SEARCH_ATTRIBUTE,
   NODE_WORKFLOW_TYPE,
   nodeWorkflowId,
+  nodeWorkflowsQuery,
+  queryLiteral,
 } from '../shared/workflow-ids.js';
 import type { NodeSignal } from './coalescer.js';
 
@@ -97,13 +99,14 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
    * visibility allows only on `ExecutionStatus`) they work on every Temporal persistence.
    */
   async countNodesByState(): Promise<Record<string, number>> {
-    const running = `WorkflowType = '${NODE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${this.taskQueue}'`;
-    const total = (await this.client.workflow.count(running)).count;
+    const total = (await this.client.workflow.count(nodeWorkflowsQuery(this.taskQueue))).count;
     const counts: Record<string, number> = {};
     let known = 0;
     for (const state of IPAM_STATES) {
       const count = (
-        await this.client.workflow.count(`${running} AND ${IPAM_STATE_SEARCH_ATTRIBUTE.name} = '${state}'`)
+        await this.client.workflow.count(
+          nodeWorkflowsQuery(this.taskQueue, [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = ${queryLiteral(state)}`]),
+        )
       ).count;
       counts[state] = count;
       known += count;

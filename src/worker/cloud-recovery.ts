@@ -3,8 +3,8 @@ import type { ConnectionLike } from '@temporalio/client';
 
 import type { EcsFailure } from '../activities/ecs/ecs-errors.js';
 import type { Logger } from '../logger.js';
-import { reconcileSignal } from '../workflows/messages.js';
-import { NODE_WORKFLOW_TYPE } from '../shared/workflow-ids.js';
+import { IPAM_STATE_SEARCH_ATTRIBUTE } from '../shared/workflow-ids.js';
+import { listRunningNodes, signalReconcile } from './node-wakeups.js';
 
 /** Failures that end on their own (the cloud recovers): the only ones whose end is worth telling other nodes. */
 const TRANSIENT = new Set(['EcsTransient', 'EcsThrottled', 'EcsUnknown']);
@@ -76,22 +76,21 @@ export class CloudRecoveryNotifier {
   }
 
   private async notify(): Promise<void> {
-    const query =
-      `WorkflowType = '${NODE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND ` +
-      `TaskQueue = '${this.taskQueue}' AND IpamState = 'Error'`;
-    const ids: string[] = [];
-    for await (const execution of this.client.workflow.list({ query, pageSize: this.maxWorkflows })) {
-      ids.push(execution.workflowId);
-      if (ids.length >= this.maxWorkflows) break;
+    const nodes = await listRunningNodes({
+      client: this.client,
+      taskQueue: this.taskQueue,
+      extra: [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = "Error"`],
+      max: this.maxWorkflows,
+    });
+    const workflowIds = nodes.map((execution) => execution.workflowId);
+    await signalReconcile({
+      client: this.client,
+      workflowIds,
+      reason: { reason: 'cloud-recovered' },
+      logger: this.logger,
+    });
+    if (workflowIds.length > 0) {
+      this.logger.info({ nodes: workflowIds.length }, 'Woke nodes backing off after cloud failures');
     }
-    for (const workflowId of ids) {
-      try {
-        await this.client.workflow.getHandle(workflowId).signal(reconcileSignal, { reason: 'cloud-recovered' });
-      } catch (error) {
-        // Ended meanwhile: nothing to wake.
-        this.logger.debug({ err: error, workflowId }, 'Could not signal a node');
-      }
-    }
-    if (ids.length > 0) this.logger.info({ nodes: ids.length }, 'Woke nodes backing off after cloud failures');
   }
 }

@@ -4,7 +4,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 
 import { AlibabaEcsApi } from '../activities/ecs/alibaba-ecs-api.js';
 import { EcsRateLimiter } from '../activities/ecs/rate-limiter.js';
-import { ECS_APIS, LOCAL_ECS_ACTIVITIES } from '../shared/ecs-budget.js';
+import { LOCAL_ECS_ACTIVITIES } from '../shared/ecs-budget.js';
 import type { EcsApiName } from '../shared/ecs-budget.js';
 import { NodeReadCache } from '../activities/node-read-cache.js';
 import { ConfigError, loadWorkerConfig, warnDeprecatedVariables } from '../config.js';
@@ -50,13 +50,11 @@ const CONNECTION_CHECK_TTL_MS = 5_000;
 
 /**
  * The per-process token bucket, only for the actions no task queue budgets: the local vSwitch read (see
- * LOCAL_ECS_ACTIVITIES). Every other action is paced by the Temporal server across all workers; a bucket of 0 is
- * no limit.
+ * LOCAL_ECS_ACTIVITIES). Every other action is paced by the Temporal server across all workers, so it has no bucket.
  */
 export function localCallsLimiter(callsPerMinute: Readonly<Record<EcsApiName, number>>): EcsRateLimiter {
-  const local: readonly string[] = Object.values(LOCAL_ECS_ACTIVITIES);
-  const rates = Object.fromEntries(ECS_APIS.map((api) => [api, local.includes(api) ? callsPerMinute[api] : 0]));
-  return new EcsRateLimiter({ callsPerMinute: rates as Record<EcsApiName, number> });
+  const local: readonly EcsApiName[] = Object.values(LOCAL_ECS_ACTIVITIES);
+  return new EcsRateLimiter({ callsPerMinute: Object.fromEntries(local.map((api) => [api, callsPerMinute[api]])) });
 }
 
 /** Whether the worker takes tasks: its run state and pollers, then the connection (see {@link RunningWorker}). */

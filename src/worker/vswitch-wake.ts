@@ -4,8 +4,8 @@ import type { ConnectionLike } from '@temporalio/client';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import type { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { Logger } from '../logger.js';
-import { reconcileSignal } from '../workflows/messages.js';
-import { EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE, NODE_WORKFLOW_TYPE } from '../shared/workflow-ids.js';
+import { EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE, queryLiteral } from '../shared/workflow-ids.js';
+import { listRunningNodes, signalReconcile } from './node-wakeups.js';
 
 const VSWITCH_ID = /^[A-Za-z0-9-]{1,64}$/;
 
@@ -117,17 +117,17 @@ export class VSwitchWakeNotifier {
   }
 
   private async poll(): Promise<void> {
-    const query =
-      `WorkflowType = '${NODE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${this.taskQueue}' ` +
-      `AND ${EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE.name} IS NOT NULL`;
     const nodesByVSwitch = new Map<string, string[]>();
-    let listed = 0;
-    for await (const execution of this.client.workflow.list({ query, pageSize: this.maxWorkflows })) {
+    const stuck = await listRunningNodes({
+      client: this.client,
+      taskQueue: this.taskQueue,
+      extra: [`${EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE.name} IS NOT NULL`],
+      max: this.maxWorkflows,
+    });
+    for (const execution of stuck) {
       for (const vSwitchId of execution.typedSearchAttributes.get(EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE) ?? []) {
         nodesByVSwitch.set(vSwitchId, [...(nodesByVSwitch.get(vSwitchId) ?? []), execution.workflowId]);
       }
-      listed += 1;
-      if (listed >= this.maxWorkflows) break;
     }
     this.polls += 1;
     for (const vSwitchId of nodesByVSwitch.keys()) {
@@ -165,30 +165,24 @@ export class VSwitchWakeNotifier {
     const now = Date.now();
     if (now - (this.lastWakeMs.get(vSwitchId) ?? Number.NEGATIVE_INFINITY) < this.minWakeIntervalMs) return;
     this.lastWakeMs.set(vSwitchId, now);
-    const ids = known ?? (await this.nodesWaitingOn(vSwitchId));
-    for (const workflowId of ids.slice(0, this.maxWorkflows)) {
-      try {
-        await this.client.workflow
-          .getHandle(workflowId)
-          .signal(reconcileSignal, { reason: VSWITCH_GAINED_REASON, vSwitchesGained: [vSwitchId] });
-      } catch (error) {
-        // Ended meanwhile: nothing to wake.
-        this.logger.debug({ err: error, workflowId }, 'Could not signal a node');
-      }
-    }
+    const ids = (known ?? (await this.nodesWaitingOn(vSwitchId))).slice(0, this.maxWorkflows);
+    await signalReconcile({
+      client: this.client,
+      workflowIds: ids,
+      reason: { reason: VSWITCH_GAINED_REASON, vSwitchesGained: [vSwitchId] },
+      logger: this.logger,
+    });
     if (ids.length > 0) this.logger.info({ vSwitchId, nodes: ids.length }, 'Woke nodes stuck on the vSwitch');
   }
 
   private async nodesWaitingOn(vSwitchId: string): Promise<string[]> {
-    const query =
-      `WorkflowType = '${NODE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TaskQueue = '${this.taskQueue}' ` +
-      `AND ${EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE.name} = '${vSwitchId}'`;
-    const ids: string[] = [];
-    for await (const execution of this.client.workflow.list({ query, pageSize: this.maxWorkflows })) {
-      ids.push(execution.workflowId);
-      if (ids.length >= this.maxWorkflows) break;
-    }
-    return ids;
+    const nodes = await listRunningNodes({
+      client: this.client,
+      taskQueue: this.taskQueue,
+      extra: [`${EXHAUSTED_VSWITCHES_SEARCH_ATTRIBUTE.name} = ${queryLiteral(vSwitchId)}`],
+      max: this.maxWorkflows,
+    });
+    return nodes.map((execution) => execution.workflowId);
   }
 }
 

@@ -4,6 +4,7 @@ import { activityInfo } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { CoreV1Event } from '@kubernetes/client-node';
 
+import { mapLimited } from '../../shared/map-limited.js';
 import type { KubeContext } from './kube-context.js';
 import { kubeFailure, statusOf } from './kube-failures.js';
 
@@ -186,21 +187,15 @@ export function createEventsAndConditions(ctx: KubeContext) {
     async recordEvents(input: {
       events: EventRequest[];
     }): Promise<{ failed: { index: number; reason: string; message: string }[] }> {
-      const failed: { index: number; reason: string; message: string; error: unknown }[] = [];
-      let next = 0;
-      const lane = async (): Promise<void> => {
-        for (let index = next++; index < input.events.length; index = next++) {
-          const event = input.events[index];
-          if (event === undefined) continue;
-          try {
-            await recordRequested(event);
-          } catch (error) {
-            failed.push({ index, reason: event.reason, message: errorMessage(error), error });
-          }
+      const outcomes = await mapLimited(input.events, RECORD_EVENTS_CONCURRENCY, async (event, index) => {
+        try {
+          await recordRequested(event);
+          return undefined;
+        } catch (error) {
+          return { index, reason: event.reason, message: errorMessage(error), error };
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(RECORD_EVENTS_CONCURRENCY, input.events.length) }, () => lane()));
-      failed.sort((a, b) => a.index - b.index);
+      });
+      const failed = outcomes.filter((outcome) => outcome !== undefined);
       const first = failed[0];
       if (first !== undefined && failed.length === input.events.length) throw first.error;
       return { failed: failed.map(({ index, reason, message }) => ({ index, reason, message })) };
