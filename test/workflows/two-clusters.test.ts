@@ -28,7 +28,7 @@ import { runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow, JanitorReport } from '../../src/workflows/janitor-workflow.js';
 import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
-import { DEMO, startEmulatorHarness } from '../support/ecs-emulator.js';
+import { DEMO, emulatorConnection, startEmulatorHarness } from '../support/ecs-emulator.js';
 import type { EmulatorHarness } from '../support/ecs-emulator.js';
 import {
   createCoreNode,
@@ -106,14 +106,7 @@ async function openCluster(input: { name: string; kube: KubeTestClients; spec: N
       namespace: temporal.namespace,
       taskQueue,
       ecs: new AlibabaEcsApi({
-        connection: {
-          regionId: emulator.emulator.regionId,
-          ecsEndpoint: emulator.emulator.endpoint,
-          vpcEndpoint: emulator.emulator.endpoint,
-          protocol: 'http',
-          accessKey: { accessKeyId: emulator.emulator.accessKeyId, accessKeySecret: emulator.emulator.accessKeySecret },
-          readTimeoutMs: 5_000,
-        },
+        connection: emulatorConnection(emulator.emulator),
       }),
       kubeConfig: input.kube.kubeConfig,
       logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
