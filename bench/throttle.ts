@@ -11,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { maxInWindow } from '../test/support/call-windows.js';
 import { startChaosCluster } from '../test/support/chaos-cluster.js';
 
 interface ThrottleReport {
@@ -79,12 +80,10 @@ async function main(): Promise<void> {
       if (second >= 0 && second < perSecond.length) perSecond[second] = (perSecond[second] ?? 0) + 1;
     }
     // The busiest one-second window, sliding (not only whole seconds from the start).
-    const times = calls.map((call) => Date.parse(call.time)).sort((a, b) => a - b);
-    let maxInSecond = 0;
-    for (let end = 0, start = 0; end < times.length; end += 1) {
-      while ((times[end] ?? 0) - (times[start] ?? 0) >= 1_000) start += 1;
-      maxInSecond = Math.max(maxInSecond, end - start + 1);
-    }
+    const maxInSecond = maxInWindow(
+      calls.map((call) => Date.parse(call.time)),
+      1_000,
+    );
     await cluster.settle(600_000);
     const report: ThrottleReport = {
       nodes,

@@ -13,7 +13,7 @@ import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
 import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
 import { createEcsActivities, ENI_STATUS_PENDING } from '../../src/activities/ecs-activities.js';
 import type { EcsActivities } from '../../src/activities/ecs-activities.js';
-import { DEMO, demoFixtureWithTinyVSwitch, startEmulatorHarness } from '../support/ecs-emulator.js';
+import { DEMO, demoFixtureWithTinyVSwitch, emulatorConnection, startEmulatorHarness } from '../support/ecs-emulator.js';
 import type { EmulatorHarness } from '../support/ecs-emulator.js';
 import { quietActivityEnvironment } from '../support/test-logs.js';
 
@@ -68,14 +68,7 @@ beforeEach(async () => {
   await harness.emulator.admin.clearFaults();
   vSwitches = new VSwitchCache();
   ecsApi = new AlibabaEcsApi({
-    connection: {
-      regionId: harness.emulator.regionId,
-      ecsEndpoint: harness.emulator.endpoint,
-      vpcEndpoint: harness.emulator.endpoint,
-      protocol: 'http',
-      accessKey: { accessKeyId: harness.emulator.accessKeyId, accessKeySecret: harness.emulator.accessKeySecret },
-      readTimeoutMs: 2_000,
-    },
+    connection: emulatorConnection(harness.emulator, 2_000),
   });
   activities = createEcsActivities({
     ecs: ecsApi,

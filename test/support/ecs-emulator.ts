@@ -5,6 +5,7 @@ import * as $OpenApi from '@alicloud/openapi-core';
 import Vpc from '@alicloud/vpc20160428';
 import { DEMO_FIXTURE_PATH, startEcsEmulator } from '../../src/ecs-emulator/index.js';
 import type { EcsEmulator, EcsEmulatorOptions, EmulatorFixture } from '../../src/ecs-emulator/index.js';
+import type { EcsConnectionConfig } from '../../src/activities/ecs/alibaba-ecs-api.js';
 
 /** Ids of the demo fixture (src/ecs-emulator/fixtures/demo.json) that tests refer to. */
 export const DEMO = {
@@ -30,6 +31,18 @@ export const DEMO = {
   /** ecs.g8ae.2xlarge in zone i with 2 eRDMA (HighPerformance) slots. */
   instanceErdmaI: 'i-bp1emu00000000000004',
 } as const;
+
+/** The `AlibabaEcsApi` connection a worker uses to reach `emulator` (plain HTTP, its own keys, both endpoints). */
+export function emulatorConnection(emulator: EcsEmulator, readTimeoutMs = 5_000): EcsConnectionConfig {
+  return {
+    regionId: emulator.regionId,
+    ecsEndpoint: emulator.endpoint,
+    vpcEndpoint: emulator.endpoint,
+    protocol: 'http',
+    accessKey: { accessKeyId: emulator.accessKeyId, accessKeySecret: emulator.accessKeySecret },
+    readTimeoutMs,
+  };
+}
 
 /** A running emulator with SDK clients pointed at it (no SDK retries, short timeouts). */
 export interface EmulatorHarness {

@@ -29,7 +29,7 @@ import type { NodeWorkflowState } from '../../src/workflows/messages.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
 import type { NodeIpamSettings } from '../../src/workflows/messages.js';
 import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
-import { DEMO, startEmulatorHarness } from './ecs-emulator.js';
+import { DEMO, emulatorConnection, startEmulatorHarness } from './ecs-emulator.js';
 import type { EmulatorHarness } from './ecs-emulator.js';
 import {
   createCoreNode,
@@ -209,14 +209,7 @@ export async function startNodeScenario(
       namespace: env.temporal.namespace,
       taskQueue,
       ecs: new AlibabaEcsApi({
-        connection: {
-          regionId: emulator.emulator.regionId,
-          ecsEndpoint: emulator.emulator.endpoint,
-          vpcEndpoint: emulator.emulator.endpoint,
-          protocol: 'http',
-          accessKey: { accessKeyId: emulator.emulator.accessKeyId, accessKeySecret: emulator.emulator.accessKeySecret },
-          readTimeoutMs: 5_000,
-        },
+        connection: emulatorConnection(emulator.emulator),
         observe: ecsCallMetrics(),
         ...(input.tracing === undefined ? {} : { tracer: input.tracing.callTracer }),
       }),

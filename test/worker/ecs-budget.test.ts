@@ -10,19 +10,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { maxInWindow } from '../support/call-windows.js';
 import { startChaosCluster } from '../support/chaos-cluster.js';
-
-/** The most entries in any window of `windowMs` (sliding over the sorted arrival times). */
-function maxInWindow(timesMs: readonly number[], windowMs: number): number {
-  const sorted = [...timesMs].sort((a, b) => a - b);
-  let best = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end += 1) {
-    while ((sorted[end] ?? 0) - (sorted[start] ?? 0) >= windowMs) start += 1;
-    best = Math.max(best, end - start + 1);
-  }
-  return best;
-}
 
 describe('the cluster ECS budget', () => {
   it('two worker replicas with a budget of 60 creates a minute make at most 60 in any minute', async (t) => {

@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
+import type { ApplicationFailure } from '@temporalio/common';
+
 import { ENIFLOW_INTENT_TAG } from '../../src/ipam/index.js';
 import { reconcileSignal } from '../../src/workflows/messages.js';
 import { FAST_SETTINGS, openLogicEnv, runNode, waitForState } from './support/harness.js';
@@ -24,6 +26,23 @@ function emptyNode(name: string, pods: readonly string[] = ['a', 'b']): StubNode
   return new StubNode({ nodeName: name, spec: stubNodeSpec(), pods });
 }
 
+/**
+ * Scripts `createEni`: the cloud applies the first call but its answer is lost (`lostAs`), the second call is
+ * refused (`refusal`), later calls succeed. Failures are built inside the activity: `ecsFailure` reads the
+ * activity's attempt and retry policy for its retry delay.
+ */
+function appliedThenRefused(node: StubNode, lostAs: () => ApplicationFailure, refusal: () => ApplicationFailure): void {
+  node.script('createEni', (input) => {
+    const calls = node.callsOf('createEni').length;
+    if (calls === 1) {
+      node.cloudCreate(input); // created, answer lost
+      throw lostAs();
+    }
+    if (calls === 2) throw refusal();
+    return undefined;
+  });
+}
+
 const lost = ecsFailure({
   type: 'EcsTransient',
   operation: 'CreateNetworkInterface',
@@ -34,54 +53,48 @@ const lost = ecsFailure({
 describe('create intents resolved by their tag', () => {
   it('a re-issue answered IdempotentParameterMismatch is resolved by a list once its attempts ended: one ENI', async () => {
     const node = emptyNode('intent-mismatch');
-    node.script('createEni', (input) => {
-      const calls = node.callsOf('createEni').length;
-      if (calls === 1) {
-        node.cloudCreate(input); // created, answer lost
-        throw lost;
-      }
-      if (calls === 2) {
-        throw ecsFailure({
+    appliedThenRefused(
+      node,
+      () => lost,
+      () =>
+        ecsFailure({
           type: 'EcsInvalidRequest',
           operation: 'CreateNetworkInterface',
           code: 'IdempotentParameterMismatch',
           retryable: false,
-        });
-      }
-      return undefined;
-    });
+        }),
+    );
     await runNode(env, node, { ...FAST_SETTINGS, createAttemptHorizonMs: 3_000 }, async (workflow) => {
       await waitForState(workflow, 'both pods bound', (view) => view.pods.withIp === 2);
     });
     const creates = node.callsOf('createEni');
-    assert.ok(creates.length <= 2, 'no create after the mismatch: the list found the ENI');
+    assert.equal(creates.length, 2, 'the lost create, its re-issue (the mismatch), and no create after it');
     for (const call of creates) {
       assert.deepEqual(call.input, creates[0]?.input, 'a re-issue is the recorded request, byte for byte');
     }
     assert.equal(creates[0]?.input.tags[ENIFLOW_INTENT_TAG], creates[0]?.input.clientToken);
-    assert.ok(node.callsOf('findEnisByIntent').length >= 1);
+    const finds = node.callsOf('findEnisByIntent');
+    assert.ok(
+      finds.some((find) => find.seq > (creates[1]?.seq ?? Infinity)),
+      'a list by the intent tag after the mismatch: that is what found the ENI',
+    );
     assert.deepEqual([...node.cloud.keys()], ['eni-new-1']);
     assert.deepEqual(Object.keys(node.crEnis()), ['eni-new-1']);
   });
 
   it('a refusal on a retried attempt does not close the intent; the list after the horizon finds the ENI', async () => {
     const node = emptyNode('intent-refused-on-retry');
-    node.script('createEni', (input) => {
-      const calls = node.callsOf('createEni').length;
-      if (calls === 1) {
-        node.cloudCreate(input);
-        throw ecsFailure({ ...LOST_RETRYABLE });
-      }
-      if (calls === 2) {
-        throw ecsFailure({
+    appliedThenRefused(
+      node,
+      () => ecsFailure({ ...LOST_RETRYABLE }),
+      () =>
+        ecsFailure({
           type: 'EcsVSwitchExhausted',
           operation: 'CreateNetworkInterface',
           code: 'InvalidVSwitchId.IpNotEnough',
           retryable: false,
-        });
-      }
-      return undefined;
-    });
+        }),
+    );
     await runNode(env, node, { ...FAST_SETTINGS, createAttemptHorizonMs: 1_500 }, async (workflow) => {
       await waitForState(workflow, 'both pods bound', (view) => view.pods.withIp === 2);
     });
@@ -89,6 +102,11 @@ describe('create intents resolved by their tag', () => {
       node.callsOf('createEni').map((call) => call.attempt),
       [1, 2],
       'two attempts of one activity, then no create: the list decided',
+    );
+    const refused = node.callsOf('createEni')[1]?.seq ?? Infinity;
+    assert.ok(
+      node.callsOf('findEnisByIntent').some((find) => find.seq > refused),
+      'a list by the intent tag after the refused attempt',
     );
     assert.deepEqual([...node.cloud.keys()], ['eni-new-1']);
     assert.deepEqual(Object.keys(node.crEnis()), ['eni-new-1']);

@@ -65,9 +65,14 @@ describe('create intents', () => {
           },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
+        const patchedMs = Date.now();
         await scenario.waitForCr('the pod bound', allBound(scenario, ['a']), 90_000);
         const creates = await admin.calls({ action: 'CreateNetworkInterface' });
         assert.ok(creates.length >= 3, `two lost attempts and a re-issue (${creates.length})`);
+        assert.ok(
+          creates.some((call) => Date.parse(call.time) > patchedMs),
+          `a re-issue after the spec change (${creates.map((call) => call.time).join(', ')}, patched ${new Date(patchedMs).toISOString()})`,
+        );
         assert.equal(new Set(creates.map((call) => call.params['ClientToken'])).size, 1, 'one token');
         for (const call of creates) {
           assert.equal(call.params['SecurityGroupIds.1'], DEMO.securityGroup, 'the recorded security group');

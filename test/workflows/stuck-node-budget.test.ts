@@ -91,24 +91,28 @@ async function fillVSwitch(harness: EmulatorHarness): Promise<string[]> {
   return enis;
 }
 
-/** Every history event of the workflow, all runs (continue-as-new included), by event type. */
+/**
+ * Every history event of the workflow, all runs (continue-as-new included), by event type. The runs are found by
+ * walking back from the current run through each run's `continuedExecutionRunId`, not from visibility, which may lag
+ * behind the latest runs and would then undercount.
+ */
 async function historyEvents(env: ScenarioEnv, workflowId: string): Promise<Map<string, number>> {
   const byType = new Map<string, number>();
-  const runs: string[] = [];
-  for await (const execution of env.temporal.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-    runs.push(execution.runId);
-  }
-  // Visibility may lag behind the first run's start: the current run always counts.
-  if (runs.length === 0) runs.push('');
-  for (const runId of runs) {
-    const handle = env.temporal.client.workflow.getHandle(workflowId, runId === '' ? undefined : runId);
-    for (const event of (await handle.fetchHistory()).events ?? []) {
+  let runId: string | undefined = (await env.temporal.client.workflow.getHandle(workflowId).describe()).runId;
+  for (const seen = new Set<string>(); runId !== undefined && runId !== '' && !seen.has(runId);) {
+    seen.add(runId);
+    const history: proto.temporal.api.history.v1.IHistory = await env.temporal.client.workflow
+      .getHandle(workflowId, runId)
+      .fetchHistory();
+    const events = history.events ?? [];
+    for (const event of events) {
       const type = (proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(
         'EVENT_TYPE_',
         '',
       );
       byType.set(type, (byType.get(type) ?? 0) + 1);
     }
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
   }
   return byType;
 }
