@@ -36,7 +36,9 @@ export const FAST_SETTINGS: Partial<NodeIpamSettings> = {
   clusterId: 'eniflow-test',
   minReconcileIntervalMs: 0,
   gcPeriodMs: 100,
-  openApiSyncPeriodMs: 3_600_000,
+  // The sync falls at 1–2 periods and the safety net at 1–1.25 × idleWakeMs: a sync period of twice the safety
+  // net keeps the idle node's next pass the safety net whatever the draws (a test asserts that reason).
+  openApiSyncPeriodMs: 7_200_000,
   idleWakeMs: 3_600_000,
   maxFailureBackoffMs: 200,
   transientFailureBackoffMs: 200,
