@@ -35,6 +35,13 @@ export const IP_STATUSES = ['Valid', 'Deleting', 'Invalid'] as const;
 /** `Deleting` marks an IP the next GC unassigns; `Invalid` is written by newer Terway versions only. */
 export type IpStatus = (typeof IP_STATUSES)[number];
 
+export const IP_PREFIX_STATUSES = ['Valid', 'Frozen', 'Invalid', 'Deleting'] as const;
+/**
+ * Status of an IP prefix in prefix mode. `Valid` and `Frozen` prefixes hold an ENI slot and are the daemon's to use
+ * (`Frozen` only until `frozenExpireAt`); `Invalid` is one the cloud no longer has; `Deleting` is one the GC unassigns.
+ */
+export type IpPrefixStatus = (typeof IP_PREFIX_STATUSES)[number];
+
 export const VSWITCH_SELECT_POLICIES = ['ordered', 'random', 'most'] as const;
 export type VSwitchSelectPolicy = (typeof VSWITCH_SELECT_POLICIES)[number];
 
@@ -78,6 +85,12 @@ export interface EniSpec {
   vSwitchSelectPolicy?: VSwitchSelectPolicy;
   /** Tags marking ENIs this controller must never use or touch (Terway's newer `tagBlockList`), beside the defaults. */
   tagBlockList?: EniTag[];
+  /** Prefix mode (Terway v1.17): the controller keeps prefixes on the ENIs, the daemon binds pods. Fixed at creation. */
+  enableIPPrefix?: boolean;
+  /** The node's total of IPv4 /28 prefixes, spread over its InUse ENIs. */
+  ipv4PrefixCount?: number;
+  /** IPv6 /80 prefixes on an IPv6-only node: 0 or 1 (dual-stack nodes get one per ENI holding IPv4 prefixes). */
+  ipv6PrefixCount?: number;
 }
 
 /** One ECS tag, as `spec.eni.tagBlockList` lists them. */
@@ -117,6 +130,15 @@ export interface IpEntry {
   podUID?: string;
 }
 
+/** One entry of `status.networkInterfaces.<eni>.ipv4Prefix[]` / `ipv6Prefix[]`. */
+export interface IpPrefixEntry {
+  /** CIDR: an IPv4 /28 or an IPv6 /80. */
+  prefix: string;
+  status: IpPrefixStatus;
+  /** RFC 3339 time a `Frozen` prefix returns to `Valid`. */
+  frozenExpireAt?: string;
+}
+
 /** A condition on one ENI, keyed by {@link EniConditionType}. */
 export interface EniCondition {
   /** RFC 3339 time the condition was last written. */
@@ -138,6 +160,8 @@ export interface NetworkInterface {
   ipv6?: Record<string, IpEntry>;
   ipv4CIDR?: string;
   ipv6CIDR?: string;
+  ipv4Prefix?: IpPrefixEntry[];
+  ipv6Prefix?: IpPrefixEntry[];
   conditions?: Partial<Record<EniConditionType, EniCondition>>;
   /**
    * Terway's newer flag: the ENI stays in the CR but is never assigned, grown, reclaimed, detached or deleted

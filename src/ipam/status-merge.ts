@@ -17,6 +17,8 @@ const MODELLED_ENI_FIELDS = [
   'ipv6',
   'ipv4CIDR',
   'ipv6CIDR',
+  'ipv4Prefix',
+  'ipv6Prefix',
   'conditions',
   'unschedulable',
 ] as const;
@@ -68,7 +70,7 @@ function overlayMap(raw: unknown, next: JsonRecord, keepUnknown?: (key: string) 
 
 /**
  * The `status.networkInterfaces` to write: the controller's ENIs laid over what the CR holds now, so fields the
- * model does not know (Terway's `ipv4Prefix`/`ipv6Prefix`, an IP's `ipName`, anything newer) survive every write.
+ * model does not know (an IP's `ipName`, anything newer) survive every write.
  * ENIs and IPs the controller dropped are dropped; modelled fields follow the controller's view exactly.
  */
 export function mergeNetworkInterfacesOverRaw(input: { raw: unknown; enis: Readonly<NetworkInterfaces> }): JsonRecord {

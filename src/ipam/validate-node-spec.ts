@@ -156,13 +156,31 @@ function validateEni(spec: Scope): EniSpec | undefined {
     const message = `${scope.path} enables neither IPv4 nor IPv6, so there is nothing to allocate`;
     report(scope.sink, { path: scope.path, code: 'noIpFamily', message });
   }
-  // In prefix mode Terway's daemon owns the pod bindings; individual IPs allocated here would collide with it.
-  if (own(scope.object, 'enableIPPrefix') === true) {
-    const path = childPath(scope.path, 'enableIPPrefix');
-    const message = `${path} is true: IP prefix mode is not supported by this controller`;
-    report(scope.sink, { path, code: 'unsupported', message });
-  }
+  validatePrefixMode(scope, eni);
   return sortObject(eni);
+}
+
+/**
+ * Prefix mode (Terway v1.17): `enableIPPrefix`, the node's `ipv4PrefixCount` total and, on an IPv6-only node, an
+ * `ipv6PrefixCount` of 0 or 1 (a dual-stack node gets one IPv6 prefix per ENI holding IPv4 prefixes and ignores it,
+ * as Terway does). A bad count blocks the node only when prefix mode uses it.
+ */
+function validatePrefixMode(scope: Scope, eni: EniSpec): void {
+  const enabled = readBoolean(scope, 'enableIPPrefix');
+  if (enabled !== undefined) eni.enableIPPrefix = enabled;
+  const counts = enabled === true ? scope : withSink(scope, { problems: scope.sink.problems, severity: 'warning' });
+  const ipv4PrefixCount = readInteger(counts, 'ipv4PrefixCount', { min: 0 });
+  if (ipv4PrefixCount !== undefined) eni.ipv4PrefixCount = ipv4PrefixCount;
+  const ipv6PrefixCount = readInteger(counts, 'ipv6PrefixCount', { min: 0 });
+  if (ipv6PrefixCount === undefined) return;
+  const ipv6Only = eni.enableIPv6 === true && eni.enableIPv4 !== true;
+  if (ipv6Only && ipv6PrefixCount > 1) {
+    const path = childPath(scope.path, 'ipv6PrefixCount');
+    const message = `${path} must be 0 or 1 on an IPv6-only node (one /80 prefix per node), got ${ipv6PrefixCount}`;
+    report(counts.sink, { path, code: 'outOfRange', message });
+    return;
+  }
+  eni.ipv6PrefixCount = ipv6PrefixCount;
 }
 
 function validatePool(spec: Scope): PoolSpec | undefined {

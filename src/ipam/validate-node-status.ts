@@ -20,8 +20,16 @@ import {
 } from './node-cr-fields.js';
 import type { Scope, Sink } from './node-cr-fields.js';
 import type { SpecProblem } from './node-cr-problems.js';
-import { ENI_CONDITION_TYPES, IP_STATUSES, sortedKeys } from './node-model.js';
-import type { EniCondition, EniConditionType, IpEntry, IpFamily, NetworkInterface, NodeStatus } from './node-model.js';
+import { ENI_CONDITION_TYPES, IP_PREFIX_STATUSES, IP_STATUSES, sortedKeys } from './node-model.js';
+import type {
+  EniCondition,
+  EniConditionType,
+  IpEntry,
+  IpFamily,
+  IpPrefixEntry,
+  NetworkInterface,
+  NodeStatus,
+} from './node-model.js';
 import { parseRfc3339 } from './rfc3339.js';
 
 /** A raw IP entry holds a binding if its podID is non-empty, or unreadable (then assume the worst). */
@@ -138,6 +146,50 @@ function validateConditions(eni: Scope): NetworkInterface['conditions'] {
   return Object.fromEntries(conditions);
 }
 
+/**
+ * Reads `ipv4Prefix`/`ipv6Prefix`. A defective entry blocks the node (`blocking` sink): the controller could count
+ * neither the ENI's slots nor the node's prefixes without it, and writing the list back would lose a prefix the
+ * daemon may use. A malformed `frozenExpireAt` is only a warning: the prefix stays `Frozen` (no expiry known).
+ */
+function validatePrefixList(eni: Scope, input: { family: IpFamily; blocking: Sink }): IpPrefixEntry[] | undefined {
+  const key = input.family === 'ipv4' ? 'ipv4Prefix' : 'ipv6Prefix';
+  const raw = own(eni.object, key);
+  if (raw === undefined) return undefined;
+  const path = childPath(eni.path, key);
+  if (!Array.isArray(raw)) {
+    report(input.blocking, { path, code: 'invalidType', message: `${path} must be a list, got ${describe(raw)}` });
+    return undefined;
+  }
+  const entries: IpPrefixEntry[] = [];
+  for (const [index, item] of Array.from(raw as readonly unknown[]).entries()) {
+    const itemPath = `${path}[${index}]`;
+    if (!isObject(item)) {
+      const message = `${itemPath} must be an object, got ${describe(item)}`;
+      report(input.blocking, { path: itemPath, code: 'invalidType', message });
+      continue;
+    }
+    const scope = scopeOf(input.blocking, itemPath, item);
+    const prefix = readString(scope, 'prefix', { required: true });
+    const status = readEnum(scope, 'status', { required: true, values: IP_PREFIX_STATUSES });
+    const frozenExpireAt = readTime(withSink(scope, eni.sink), 'frozenExpireAt');
+    const parsed = prefix === undefined ? undefined : parseCidr(prefix);
+    if (prefix !== undefined && parsed?.ip.family !== input.family) {
+      const expected = input.family === 'ipv4' ? 'an IPv4 CIDR' : 'an IPv6 CIDR';
+      const prefixPath = childPath(itemPath, 'prefix');
+      const code = parsed === undefined ? 'malformedCidr' : 'wrongFamily';
+      report(input.blocking, {
+        path: prefixPath,
+        code,
+        message: `${prefixPath} must be ${expected}, got ${describe(prefix)}`,
+      });
+      continue;
+    }
+    if (prefix === undefined || status === undefined) continue;
+    entries.push({ prefix, status, ...(frozenExpireAt === undefined ? {} : { frozenExpireAt }) });
+  }
+  return entries;
+}
+
 /** Validates one ENI entry; see validate-node.ts's module comment for when a defective ENI is dropped or blocks the node. */
 function validateNetworkInterface(enisScope: Scope, key: string): NetworkInterface | undefined {
   const path = mapEntryPath(enisScope.path, key);
@@ -175,6 +227,9 @@ function validateNetworkInterface(enisScope: Scope, key: string): NetworkInterfa
   const ipv6CIDR = validateCidr(descriptive, 'ipv6CIDR');
   const conditions = validateConditions(descriptive);
   const unschedulable = readBoolean(descriptive, 'unschedulable');
+  const blocking: Sink = { problems: enisScope.sink.problems, severity: 'blocking' };
+  const ipv4Prefix = validatePrefixList(descriptive, { family: 'ipv4', blocking });
+  const ipv6Prefix = validatePrefixList(descriptive, { family: 'ipv6', blocking });
   markOutsideCidr({ scope: descriptive, family: 'ipv4', ips: ipv4, cidr: ipv4CIDR });
   markOutsideCidr({ scope: descriptive, family: 'ipv6', ips: ipv6, cidr: ipv6CIDR });
   if (defects.length > 0) {
@@ -202,6 +257,8 @@ function validateNetworkInterface(enisScope: Scope, key: string): NetworkInterfa
     ...(ipv6 === undefined ? {} : { ipv6 }),
     ...(ipv4CIDR === undefined ? {} : { ipv4CIDR }),
     ...(ipv6CIDR === undefined ? {} : { ipv6CIDR }),
+    ...(ipv4Prefix === undefined ? {} : { ipv4Prefix }),
+    ...(ipv6Prefix === undefined ? {} : { ipv6Prefix }),
     ...(conditions === undefined ? {} : { conditions }),
     ...(unschedulable === undefined ? {} : { unschedulable }),
   };

@@ -95,6 +95,9 @@ const FULL_SAMPLE = {
       enableTrunk: false,
       vSwitchSelectPolicy: 'most',
       tagBlockList: [{ key: 'team', value: 'other' }],
+      enableIPPrefix: true,
+      ipv4PrefixCount: 2,
+      ipv6PrefixCount: 0,
     },
     pool: { maxPoolSize: 5, minPoolSize: 0 },
     flavor: [{ networkInterfaceType: 'Secondary', networkInterfaceTrafficMode: 'Standard', count: 2 }],
@@ -116,6 +119,8 @@ const FULL_SAMPLE = {
         ipv6: { 'fd00::3': { ip: 'fd00::3', primary: false, status: 'Valid', podID: 'ns/pod', podUID: 'uid-p' } },
         ipv4CIDR: '10.0.0.0/24',
         ipv6CIDR: 'fd00::/64',
+        ipv4Prefix: [{ prefix: '10.0.0.16/28', status: 'Frozen', frozenExpireAt: '2024-10-21T09:00:00Z' }],
+        ipv6Prefix: [{ prefix: 'fd00::1:0:0:0/80', status: 'Valid', frozenExpireAt: '2024-10-21T09:00:00Z' }],
         conditions: {
           InsufficientIP: { observedTime: '2024-10-21T08:00:00Z', message: 'm' },
           OperationErr: { observedTime: '2024-10-21T08:00:00Z', message: 'm' },
@@ -134,9 +139,6 @@ const FULL_SAMPLE = {
 const NEWER_TERWAY_ONLY: Record<string, string> = {
   'spec.nodeCap.networkCardsCount': 'multi network-card instances, read only by newer daemons',
   'spec.nodeCap.networkCards': 'multi network-card instances, read only by newer daemons',
-  'spec.eni.enableIPPrefix': 'prefix mode, refused by validateNodeCr',
-  'spec.eni.ipv4PrefixCount': 'prefix mode, refused by validateNodeCr',
-  'spec.eni.ipv6PrefixCount': 'prefix mode, refused by validateNodeCr',
   'spec.pool.poolSyncPeriod': 'per-node resync period, eniflow takes it from its own config',
   'spec.pool.warmUpSize': 'warm-up, not implemented',
   'spec.pool.reclaim': 'idle-IP reclaim, not implemented',
@@ -147,8 +149,6 @@ const NEWER_TERWAY_ONLY: Record<string, string> = {
   'status.warmUpAllocatedCount': 'warm-up bookkeeping',
   'status.warmUpCompleted': 'warm-up bookkeeping',
   'status.networkInterfaces.*.ipv4.*.ipName': 'EFLO/LingJun backends only',
-  'status.networkInterfaces.*.ipv4Prefix': 'prefix mode, refused by validateNodeCr; kept by status writes',
-  'status.networkInterfaces.*.ipv6Prefix': 'prefix mode, refused by validateNodeCr; kept by status writes',
 };
 
 /**

@@ -193,6 +193,7 @@ function newerNodeTyped(): NodeCr {
         enableIPv4: true,
         vSwitchSelectPolicy: 'random',
         tagBlockList: [{ key: 'creator', value: 'alibabacloud-erdma-controller' }],
+        enableIPPrefix: false,
       },
       pool: { maxPoolSize: 5, minPoolSize: 0 },
       flavor: [
@@ -420,9 +421,40 @@ const rows: Row[] = [
     ],
   },
   {
-    name: 'IP prefix mode is refused',
+    name: 'IP prefix mode is accepted with its counts',
     mutate: (cr) => Object.assign(at(cr, 'spec', 'eni'), { enableIPPrefix: true, ipv4PrefixCount: 4 }),
-    problems: ['blocking unsupported spec.eni.enableIPPrefix'],
+    problems: [],
+    check: (node) => {
+      assert.equal(node.spec.eni?.enableIPPrefix, true);
+      assert.equal(node.spec.eni?.ipv4PrefixCount, 4);
+    },
+  },
+  {
+    name: 'prefix mode with a negative or garbled count blocks',
+    mutate: (cr) =>
+      Object.assign(at(cr, 'spec', 'eni'), { enableIPPrefix: true, ipv4PrefixCount: -1, ipv6PrefixCount: '1' }),
+    problems: ['blocking outOfRange spec.eni.ipv4PrefixCount', 'blocking invalidType spec.eni.ipv6PrefixCount'],
+  },
+  {
+    name: 'a garbled count outside prefix mode is only a warning',
+    mutate: (cr) => Object.assign(at(cr, 'spec', 'eni'), { ipv4PrefixCount: 'many' }),
+    problems: ['warning invalidType spec.eni.ipv4PrefixCount'],
+  },
+  {
+    name: 'enableIPPrefix not a boolean blocks',
+    mutate: (cr) => Object.assign(at(cr, 'spec', 'eni'), { enableIPPrefix: 'yes' }),
+    problems: ['blocking invalidType spec.eni.enableIPPrefix'],
+  },
+  {
+    name: 'an IPv6-only node takes at most one IPv6 prefix',
+    mutate: (cr) =>
+      Object.assign(at(cr, 'spec', 'eni'), { enableIPv4: false, enableIPPrefix: true, ipv6PrefixCount: 2 }),
+    problems: ['blocking outOfRange spec.eni.ipv6PrefixCount'],
+  },
+  {
+    name: 'a dual-stack node ignores ipv6PrefixCount above one (one per ENI is automatic)',
+    mutate: (cr) => Object.assign(at(cr, 'spec', 'eni'), { enableIPPrefix: true, ipv6PrefixCount: 3 }),
+    problems: [],
   },
   {
     name: 'spec.eni not an object',
@@ -591,6 +623,53 @@ const rows: Row[] = [
       `blocking invalidType ${ENI_A_PATH}.ipv4["192.168.0.20"].podID`,
       `warning missing ${ENI_A_PATH}.ipv4["192.168.0.22"].primary`,
     ],
+  },
+  {
+    name: 'prefix lists are read with their statuses and expiry',
+    mutate: (cr) =>
+      Object.assign(at(cr, ...ENI_A), {
+        ipv4Prefix: [
+          { prefix: '192.168.0.16/28', status: 'Valid' },
+          { prefix: '192.168.0.32/28', status: 'Frozen', frozenExpireAt: '2024-10-21T09:00:00Z' },
+        ],
+        ipv6Prefix: [{ prefix: '2408:4005:3bc:1:1::/80', status: 'Deleting' }],
+      }),
+    problems: [],
+    check: (node) => {
+      const eni = node.status?.networkInterfaces?.['eni-bp1aaa'];
+      assert.deepEqual(eni?.ipv4Prefix, [
+        { prefix: '192.168.0.16/28', status: 'Valid' },
+        { prefix: '192.168.0.32/28', status: 'Frozen', frozenExpireAt: '2024-10-21T09:00:00Z' },
+      ]);
+      assert.deepEqual(eni?.ipv6Prefix, [{ prefix: '2408:4005:3bc:1:1::/80', status: 'Deleting' }]);
+    },
+  },
+  {
+    name: 'a malformed prefix entry blocks the node and keeps the ENI',
+    mutate: (cr) =>
+      Object.assign(at(cr, ...ENI_A), {
+        ipv4Prefix: [{ prefix: '192.168.0.16/28', status: 'Reserved' }, { prefix: 'fd00::/80', status: 'Valid' }, 'x'],
+        ipv6Prefix: { prefix: 'fd00::/80' },
+      }),
+    problems: [
+      `blocking unknownValue ${ENI_A_PATH}.ipv4Prefix[0].status`,
+      `blocking wrongFamily ${ENI_A_PATH}.ipv4Prefix[1].prefix`,
+      `blocking invalidType ${ENI_A_PATH}.ipv4Prefix[2]`,
+      `blocking invalidType ${ENI_A_PATH}.ipv6Prefix`,
+    ],
+    check: (node) => assert.ok(node.status?.networkInterfaces?.['eni-bp1aaa'] !== undefined),
+  },
+  {
+    name: 'a malformed frozenExpireAt is a warning: the prefix stays Frozen without expiry',
+    mutate: (cr) =>
+      Object.assign(at(cr, ...ENI_A), {
+        ipv4Prefix: [{ prefix: '192.168.0.16/28', status: 'Frozen', frozenExpireAt: 'soon' }],
+      }),
+    problems: [`warning malformedTime ${ENI_A_PATH}.ipv4Prefix[0].frozenExpireAt`],
+    check: (node) =>
+      assert.deepEqual(node.status?.networkInterfaces?.['eni-bp1aaa']?.ipv4Prefix, [
+        { prefix: '192.168.0.16/28', status: 'Frozen' },
+      ]),
   },
   {
     name: 'IP entry not an object',
