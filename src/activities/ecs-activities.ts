@@ -29,6 +29,15 @@ export interface EcsActivityDeps {
   cloudOutcomes?: { failed(activityType: string, failure: EcsFailure): void; succeeded(activityType: string): void };
 }
 
+/**
+ * The prefixes a new ENI is created with, next to the recorded `CreateEniRequest` (prefix mode): ECS takes them in
+ * the same `CreateNetworkInterface` call (`Ipv4PrefixCount`, `Ipv6PrefixCount`); omitted or 0 means none.
+ */
+export interface CreateEniPrefixCounts {
+  ipv4PrefixCount?: number;
+  ipv6PrefixCount?: number;
+}
+
 /** The attempt of the running activity (1 outside one), so the workflow can say how many calls failed. */
 function currentAttempt(): number {
   try {
@@ -100,6 +109,10 @@ function failureOf(error: unknown): EcsFailure | undefined {
 export function createEcsActivities(deps: EcsActivityDeps) {
   const pollMs = deps.eniPollIntervalMs ?? 3_000;
   const logFor = (fields: Record<string, string>): Logger => activityLogger(deps.logger, fields);
+  /** An exhausted vSwitch gets no more asks for a TTL (see VSwitchCache). */
+  const blockExhausted = (failure: EcsFailure, vSwitchId: string | undefined): void => {
+    if (failure.type === 'EcsVSwitchExhausted' && vSwitchId !== undefined) deps.vSwitches.block(vSwitchId);
+  };
 
   /** Runs a cloud call and converts its failure; `accept` names failure codes that mean "already done". */
   async function run<T>(
@@ -135,7 +148,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
      * The request is sent as the workflow recorded it (see `CreateEniRequest`): a re-issued intent must match its
      * first use parameter for parameter.
      */
-    async createEni(input: CreateEniRequest): Promise<{ eni: CloudEni; requestId: string }> {
+    async createEni(input: CreateEniRequest & CreateEniPrefixCounts): Promise<{ eni: CloudEni; requestId: string }> {
       const log = logFor({ vSwitchId: input.vSwitchId });
       const result = await run(
         log,
@@ -148,6 +161,8 @@ export function createEcsActivities(deps: EcsActivityDeps) {
             trafficMode: input.trafficMode,
             ipv4Count: input.ipv4Count,
             ipv6Count: input.ipv6Count,
+            ...(input.ipv4PrefixCount === undefined ? {} : { ipv4PrefixCount: input.ipv4PrefixCount }),
+            ...(input.ipv6PrefixCount === undefined ? {} : { ipv6PrefixCount: input.ipv6PrefixCount }),
             tags: { ...input.tags, [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value },
             clientToken: input.clientToken,
             description: 'interface created by eniflow',
@@ -352,6 +367,57 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       if (input.ips.length === 0) return;
       await run(log, () => deps.ecs.unassignIpv6(input), { accept: ALREADY_DONE_CODES.UnassignIpv6Addresses ?? [] });
       log.info({ count: input.ips.length }, 'Unassigned IPv6 addresses');
+    },
+
+    /**
+     * Assigns `count` (1–10) IPv4 /28 prefixes with a ClientToken (AssignPrivateIpAddresses with Ipv4PrefixCount);
+     * an exhausted vSwitch is blocked for a TTL, as for addresses.
+     */
+    async assignIpv4Prefixes(input: { eniId: string; vSwitchId?: string; count: number; clientToken: string }) {
+      const log = logFor({ eniId: input.eniId });
+      const result = await run(log, () => deps.ecs.assignIpv4Prefixes(input), {
+        onFailure: (failure) => {
+          blockExhausted(failure, input.vSwitchId);
+        },
+      });
+      const prefixes = result?.prefixes ?? [];
+      if (prefixes.length > 0 && input.vSwitchId !== undefined) deps.vSwitches.unblock(input.vSwitchId);
+      log.info({ requestId: result?.requestId, count: prefixes.length }, 'Assigned IPv4 prefixes');
+      return { prefixes };
+    },
+
+    /** Assigns `count` (1–10) IPv6 /80 prefixes with a ClientToken (AssignIpv6Addresses with Ipv6PrefixCount). */
+    async assignIpv6Prefixes(input: { eniId: string; vSwitchId?: string; count: number; clientToken: string }) {
+      const log = logFor({ eniId: input.eniId });
+      const result = await run(log, () => deps.ecs.assignIpv6Prefixes(input), {
+        onFailure: (failure) => {
+          blockExhausted(failure, input.vSwitchId);
+        },
+      });
+      const prefixes = result?.prefixes ?? [];
+      if (prefixes.length > 0 && input.vSwitchId !== undefined) deps.vSwitches.unblock(input.vSwitchId);
+      log.info({ requestId: result?.requestId, count: prefixes.length }, 'Assigned IPv6 prefixes');
+      return { prefixes };
+    },
+
+    /** Unassigns IPv4 prefixes (at most 10); prefixes or ENIs already gone count as done. */
+    async unassignIpv4Prefixes(input: { eniId: string; prefixes: string[] }): Promise<void> {
+      const log = logFor({ eniId: input.eniId });
+      if (input.prefixes.length === 0) return;
+      await run(log, () => deps.ecs.unassignIpv4Prefixes(input), {
+        accept: ALREADY_DONE_CODES.UnassignPrivateIpAddresses ?? [],
+      });
+      log.info({ count: input.prefixes.length }, 'Unassigned IPv4 prefixes');
+    },
+
+    /** Unassigns IPv6 prefixes (at most 10); prefixes or ENIs already gone count as done. */
+    async unassignIpv6Prefixes(input: { eniId: string; prefixes: string[] }): Promise<void> {
+      const log = logFor({ eniId: input.eniId });
+      if (input.prefixes.length === 0) return;
+      await run(log, () => deps.ecs.unassignIpv6Prefixes(input), {
+        accept: ALREADY_DONE_CODES.UnassignIpv6Addresses ?? [],
+      });
+      log.info({ count: input.prefixes.length }, 'Unassigned IPv6 prefixes');
     },
 
     /**

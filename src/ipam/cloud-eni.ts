@@ -12,6 +12,10 @@ export interface CloudEni {
   primaryIp: string;
   ipv4: { ip: string; primary: boolean }[];
   ipv6: string[];
+  /** IPv4 prefixes (`10.0.0.16/28`) on the ENI, sorted; empty when none. */
+  ipv4Prefixes: string[];
+  /** IPv6 prefixes (`2408:4000:1:2:3::/80`) on the ENI, sorted; empty when none. */
+  ipv6Prefixes: string[];
   /** The instance the ENI is attached to, when the cloud says (absent or empty: not attached). */
   instanceId?: string;
   /** The ENI's tags, when the cloud says. */

@@ -66,6 +66,11 @@ export const ECS_ACTIVITY_APIS = {
   assignIpv6: 'AssignIpv6Addresses',
   unassignIpv4: 'UnassignPrivateIpAddresses',
   unassignIpv6: 'UnassignIpv6Addresses',
+  // Prefixes are the same OpenAPI actions with `Ipv4PrefixCount` / `Ipv6Prefix.N`: same budgets, same queues.
+  assignIpv4Prefixes: 'AssignPrivateIpAddresses',
+  assignIpv6Prefixes: 'AssignIpv6Addresses',
+  unassignIpv4Prefixes: 'UnassignPrivateIpAddresses',
+  unassignIpv6Prefixes: 'UnassignIpv6Addresses',
 } as const satisfies Record<string, EcsApiName>;
 
 /**

@@ -153,6 +153,8 @@ export function aCloudEni(eniId: string, overrides: Partial<CloudEni> = {}): Clo
       { ip: '10.0.0.2', primary: false },
     ],
     ipv6: ['fd00::1'],
+    ipv4Prefixes: [],
+    ipv6Prefixes: [],
     ...overrides,
   };
 }
@@ -218,6 +220,8 @@ export function carryOutAllocations(input: {
       primaryIp: ipv4[0]?.ip ?? '',
       ipv4,
       ipv6: Array.from({ length: allocation.ipv6Count }, nextV6),
+      ipv4Prefixes: [],
+      ipv6Prefixes: [],
     };
     const ipv4Cidr = input.vSwitches?.[allocation.vSwitchId]?.ipv4Cidr;
     enis = recordCreatedEni({ enis, cloud, cidrs: ipv4Cidr === undefined ? {} : { ipv4Cidr } });

@@ -95,9 +95,16 @@ interface SdkEni {
   securityGroupIds?: { securityGroupId?: string[] };
   privateIpSets?: { privateIpSet?: { privateIpAddress?: string; primary?: boolean }[] };
   ipv6Sets?: { ipv6Set?: { ipv6Address?: string }[] };
+  ipv4PrefixSets?: { ipv4PrefixSet?: { ipv4Prefix?: string }[] };
+  ipv6PrefixSets?: { ipv6PrefixSet?: { ipv6Prefix?: string }[] };
   instanceId?: string;
   tags?: { tag?: { tagKey?: string; tagValue?: string }[] };
   creationTime?: string;
+}
+
+/** Prefixes as the core keeps them: the non-empty ones, in code-unit order, so lists compare between calls. */
+function sortedPrefixes(prefixes: readonly (string | undefined)[]): string[] {
+  return prefixes.filter((prefix): prefix is string => prefix !== undefined && prefix !== '').sort();
 }
 
 function cloudEniFrom(sdk: SdkEni): CloudEni {
@@ -114,6 +121,8 @@ function cloudEniFrom(sdk: SdkEni): CloudEni {
       set.privateIpAddress === undefined ? [] : [{ ip: set.privateIpAddress, primary: set.primary === true }],
     ),
     ipv6: (sdk.ipv6Sets?.ipv6Set ?? []).flatMap((set) => (set.ipv6Address === undefined ? [] : [set.ipv6Address])),
+    ipv4Prefixes: sortedPrefixes((sdk.ipv4PrefixSets?.ipv4PrefixSet ?? []).map((set) => set.ipv4Prefix)),
+    ipv6Prefixes: sortedPrefixes((sdk.ipv6PrefixSets?.ipv6PrefixSet ?? []).map((set) => set.ipv6Prefix)),
     instanceId: sdk.instanceId ?? '',
     ...(sdk.creationTime === undefined ? {} : { creationTime: sdk.creationTime }),
     tags: Object.fromEntries(
@@ -241,6 +250,9 @@ export class AlibabaEcsApi implements EcsApi {
     if (request.resourceGroupId !== undefined) sdkRequest.resourceGroupId = request.resourceGroupId;
     if (request.ipv4Count > 1) sdkRequest.secondaryPrivateIpAddressCount = request.ipv4Count - 1;
     if (request.ipv6Count > 0) sdkRequest.ipv6AddressCount = request.ipv6Count;
+    const { ipv4PrefixCount = 0, ipv6PrefixCount = 0 } = request;
+    if (ipv4PrefixCount > 0) sdkRequest.ipv4PrefixCount = ipv4PrefixCount;
+    if (ipv6PrefixCount > 0) sdkRequest.ipv6PrefixCount = ipv6PrefixCount;
     const response = await this.call('CreateNetworkInterface', ({ ecs }) => ecs.createNetworkInterface(sdkRequest));
     const body = response.body;
     const eni = cloudEniFrom(body ?? {});
@@ -361,6 +373,62 @@ export class AlibabaEcsApi implements EcsApi {
           regionId: this.regionId,
           networkInterfaceId: request.eniId,
           ipv6Address: [...request.ips],
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
+  async assignIpv4Prefixes(request: { eniId: string; count: number; clientToken: string }) {
+    const response = await this.call('AssignPrivateIpAddresses', ({ ecs, $Ecs }) =>
+      ecs.assignPrivateIpAddresses(
+        new $Ecs.AssignPrivateIpAddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          ipv4PrefixCount: request.count,
+          clientToken: request.clientToken,
+        }),
+      ),
+    );
+    const prefixes = response.body?.assignedPrivateIpAddressesSet?.ipv4PrefixSet?.ipv4Prefixes ?? [];
+    return { requestId: response.body?.requestId ?? '', prefixes: sortedPrefixes(prefixes) };
+  }
+
+  async assignIpv6Prefixes(request: { eniId: string; count: number; clientToken: string }) {
+    const response = await this.call('AssignIpv6Addresses', ({ ecs, $Ecs }) =>
+      ecs.assignIpv6Addresses(
+        new $Ecs.AssignIpv6AddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          ipv6PrefixCount: request.count,
+          clientToken: request.clientToken,
+        }),
+      ),
+    );
+    const prefixes = response.body?.ipv6PrefixSets?.ipv6Prefix ?? [];
+    return { requestId: response.body?.requestId ?? '', prefixes: sortedPrefixes(prefixes) };
+  }
+
+  async unassignIpv4Prefixes(request: { eniId: string; prefixes: readonly string[] }): Promise<EcsCallResult> {
+    const response = await this.call('UnassignPrivateIpAddresses', ({ ecs, $Ecs }) =>
+      ecs.unassignPrivateIpAddresses(
+        new $Ecs.UnassignPrivateIpAddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          ipv4Prefix: [...request.prefixes],
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
+  async unassignIpv6Prefixes(request: { eniId: string; prefixes: readonly string[] }): Promise<EcsCallResult> {
+    const response = await this.call('UnassignIpv6Addresses', ({ ecs, $Ecs }) =>
+      ecs.unassignIpv6Addresses(
+        new $Ecs.UnassignIpv6AddressesRequest({
+          regionId: this.regionId,
+          networkInterfaceId: request.eniId,
+          ipv6Prefix: [...request.prefixes],
         }),
       ),
     );

@@ -310,6 +310,8 @@ export class StubNode {
       primaryIp: ipv4[0]?.ip ?? '',
       ipv4,
       ipv6: [],
+      ipv4Prefixes: [],
+      ipv6Prefixes: [],
       instanceId: '',
       ...(input.tags === undefined ? {} : { tags: input.tags }),
     };
@@ -480,6 +482,10 @@ export class StubNode {
           if (eni !== undefined) eni.ipv4 = eni.ipv4.filter((entry) => !input.ips.includes(entry.ip));
         }),
       unassignIpv6: unused('unassignIpv6'),
+      assignIpv4Prefixes: unused('assignIpv4Prefixes'),
+      assignIpv6Prefixes: unused('assignIpv6Prefixes'),
+      unassignIpv4Prefixes: unused('unassignIpv4Prefixes'),
+      unassignIpv6Prefixes: unused('unassignIpv6Prefixes'),
     };
   }
 
