@@ -30,6 +30,9 @@ export interface CreateEniRequest {
   /** Addresses of the new ENI, its primary IPv4 included. */
   ipv4Count: number;
   ipv6Count: number;
+  /** Prefix mode: prefixes the ENI is created with (`Ipv4PrefixCount`, `Ipv6PrefixCount`); absent: none. */
+  ipv4PrefixCount?: number;
+  ipv6PrefixCount?: number;
   /** The full tag map sent. */
   tags: Record<string, string>;
   clientToken: string;
@@ -89,6 +92,7 @@ export function buildCreateRequest(input: {
     ...(resourceGroupId === undefined ? {} : { resourceGroupId }),
     ipv4Count: allocation.ipv4Count,
     ipv6Count: allocation.ipv6Count,
+    ...prefixCountsOf(allocation),
     tags: {
       ...(spec.eni?.tag ?? {}),
       [ENIFLOW_NODE_TAG]: input.nodeName,
@@ -173,6 +177,15 @@ export function intentAllocation(intent: PendingCreate): CreateEni {
     vSwitchId: intent.request.vSwitchId,
     ipv4Count: intent.request.ipv4Count,
     ipv6Count: intent.request.ipv6Count,
+    ...prefixCountsOf(intent.request),
+  };
+}
+
+/** The prefix counts of a create, only when set, so a create without prefixes is recorded exactly as before. */
+function prefixCountsOf(counts: { ipv4PrefixCount?: number; ipv6PrefixCount?: number }) {
+  return {
+    ...((counts.ipv4PrefixCount ?? 0) > 0 ? { ipv4PrefixCount: counts.ipv4PrefixCount } : {}),
+    ...((counts.ipv6PrefixCount ?? 0) > 0 ? { ipv6PrefixCount: counts.ipv6PrefixCount } : {}),
   };
 }
 

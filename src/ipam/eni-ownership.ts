@@ -1,3 +1,4 @@
+import { holdsUsablePrefixes } from './prefix-records.js';
 import { cloneNetworkInterfaces, ipEntries, isIdle } from './eni-records.js';
 import type { CloudEni } from './cloud-eni.js';
 import { sortedKeys } from './node-model.js';
@@ -97,7 +98,13 @@ export function isUnschedulable(eni: Readonly<NetworkInterface>): boolean {
  * addresses, it is not unschedulable, and it is of a kind this controller creates.
  */
 export function mayRemoveEni(eni: Readonly<NetworkInterface>): boolean {
-  return !isUnschedulable(eni) && !hasBoundIp(eni) && DELETABLE_TYPES.includes(eni.networkInterfaceType);
+  // In prefix mode the CR shows no pod bindings: a Valid or Frozen prefix may be serving pods the daemon placed.
+  return (
+    !isUnschedulable(eni) &&
+    !hasBoundIp(eni) &&
+    !holdsUsablePrefixes(eni) &&
+    DELETABLE_TYPES.includes(eni.networkInterfaceType)
+  );
 }
 
 /**

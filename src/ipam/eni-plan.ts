@@ -88,6 +88,9 @@ export type EniAllocation =
       /** Addresses of the new ENI, its primary IPv4 included (ECS takes `SecondaryPrivateIpAddressCount` = this − 1). */
       ipv4Count: number;
       ipv6Count: number;
+      /** Prefix mode: IPv4 /28 and IPv6 /80 prefixes the ENI is created with (at most 10 each); absent: none. */
+      ipv4PrefixCount?: number;
+      ipv6PrefixCount?: number;
     };
 
 /** Why a slot could not take part; feeds the ENI `InsufficientIP` condition and per-pod events. */

@@ -28,6 +28,8 @@ export function cloneNetworkInterface(eni: Readonly<NetworkInterface>): NetworkI
   if (eni.securityGroupIDs !== undefined) copy.securityGroupIDs = [...eni.securityGroupIDs];
   if (eni.ipv4 !== undefined) copy.ipv4 = cloneIpMap(eni.ipv4);
   if (eni.ipv6 !== undefined) copy.ipv6 = cloneIpMap(eni.ipv6);
+  if (eni.ipv4Prefix !== undefined) copy.ipv4Prefix = eni.ipv4Prefix.map((entry) => ({ ...entry }));
+  if (eni.ipv6Prefix !== undefined) copy.ipv6Prefix = eni.ipv6Prefix.map((entry) => ({ ...entry }));
   if (eni.conditions !== undefined) {
     copy.conditions = {};
     for (const key of ['InsufficientIP', 'OperationErr'] as const) {

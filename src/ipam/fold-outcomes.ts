@@ -5,6 +5,7 @@ import { cloneNetworkInterfaces } from './eni-records.js';
 import { sortedKeys } from './node-model.js';
 import type { IpFamily, NetworkInterfaces } from './node-model.js';
 import { eniFromCloud } from './openapi-merge.js';
+import { forgetPrefixes, recordAssignedPrefixes } from './prefix-records.js';
 import type { CloudEni, VSwitchCidrs } from './cloud-eni.js';
 
 /**
@@ -121,6 +122,8 @@ export type EniOutcome =
   | { kind: 'eniLeftForGc'; eniId: string }
   | { kind: 'eniRemoved'; eniId: string }
   | { kind: 'ipsReleased'; eniId: string; family: IpFamily; ips: string[] }
+  | { kind: 'prefixesAssigned'; eniId: string; family: IpFamily; prefixes: string[] }
+  | { kind: 'prefixesReleased'; eniId: string; family: IpFamily; prefixes: string[] }
   | { kind: 'eniKeptUntouched'; eniId: string; message: string; nowRfc3339: string };
 
 export function applyEniOutcome(enis: Readonly<NetworkInterfaces>, outcome: EniOutcome): NetworkInterfaces {
@@ -143,6 +146,10 @@ export function applyEniOutcome(enis: Readonly<NetworkInterfaces>, outcome: EniO
       return forgetEni({ enis, eniId: outcome.eniId });
     case 'ipsReleased':
       return forgetIps({ enis, eniId: outcome.eniId, family: outcome.family, ips: outcome.ips });
+    case 'prefixesAssigned':
+      return recordAssignedPrefixes({ enis, eniId: outcome.eniId, family: outcome.family, prefixes: outcome.prefixes });
+    case 'prefixesReleased':
+      return forgetPrefixes({ enis, eniId: outcome.eniId, family: outcome.family, prefixes: outcome.prefixes });
     case 'eniKeptUntouched':
       return keepEniUntouched({ enis, eniId: outcome.eniId, message: outcome.message, nowRfc3339: outcome.nowRfc3339 });
   }

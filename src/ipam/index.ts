@@ -32,3 +32,5 @@ export * from './create-intents.js';
 export * from './sync-schedule.js';
 export * from './resource-version.js';
 export * from './stuck-wait.js';
+export * from './prefix-records.js';
+export * from './prefix-plan.js';

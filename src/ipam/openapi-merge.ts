@@ -2,6 +2,7 @@ import { cloneNetworkInterfaces, ipEntries, isIdle } from './eni-records.js';
 import type { CloudEni, VSwitchCidrs } from './cloud-eni.js';
 import { isUnschedulableInCloud } from './eni-ownership.js';
 import { sortedKeys } from './node-model.js';
+import { mergePrefixList, prefixListsFromCloud } from './prefix-records.js';
 import type { EniSpec, IpEntry, IpFamily, NetworkInterface, NetworkInterfaces } from './node-model.js';
 
 function ipMapFrom(entries: readonly { ip: string; primary: boolean }[]): Record<string, IpEntry> {
@@ -38,6 +39,7 @@ export function eniFromCloud(input: {
   };
   if (cidrs?.ipv4Cidr !== undefined) eni.ipv4CIDR = cidrs.ipv4Cidr;
   if (cidrs?.ipv6Cidr !== undefined) eni.ipv6CIDR = cidrs.ipv6Cidr;
+  Object.assign(eni, prefixListsFromCloud(cloud));
   if (input.eniSpec !== undefined && isUnschedulableInCloud({ cloud, eniSpec: input.eniSpec })) {
     eni.unschedulable = true;
   }
@@ -68,6 +70,18 @@ function mergeIpFamily(eni: NetworkInterface, merge: { family: IpFamily; remote:
     local[remote.ip] ??= { ip: remote.ip, primary: remote.primary, status: 'Valid' };
   }
   eni[merge.family] = local;
+}
+
+/** The cloud's prefixes into the CR's lists (see {@link mergePrefixList}); a family with none stays absent. */
+function mergePrefixes(eni: NetworkInterface, cloud: CloudEni): void {
+  for (const [key, remote] of [
+    ['ipv4Prefix', cloud.ipv4Prefixes] as const,
+    ['ipv6Prefix', cloud.ipv6Prefixes] as const,
+  ]) {
+    const merged = mergePrefixList(eni[key], remote);
+    if (merged.length > 0) eni[key] = merged;
+    else delete eni[key];
+  }
 }
 
 export interface OpenApiMergeResult {
@@ -124,6 +138,8 @@ export function mergeOpenApiEnis(input: {
     }
     mergeIpFamily(known, { family: 'ipv4', remote: cloud.ipv4 });
     mergeIpFamily(known, { family: 'ipv6', remote: ipv6Entries(cloud) });
+    // Outside prefix mode the prefix lists are left as the CR has them (no sync, no GC of them).
+    if (input.eniSpec?.enableIPPrefix === true) mergePrefixes(known, cloud);
   }
   const remoteIds = new Set(remote.map((cloud) => cloud.eniId));
   const unlisted = sortedKeys(enis).filter((eniId) => !remoteIds.has(eniId) && enis[eniId]?.status !== 'Deleting');

@@ -331,6 +331,8 @@ describe('mergeNetworkInterfacesOverRaw', () => {
         '10.0.0.2': { ip: '10.0.0.2', primary: false, status: 'Deleting' },
         '10.0.0.4': { ip: '10.0.0.4', primary: false, status: 'Valid' },
       },
+      // Prefix lists are modelled (prefix mode): they follow the controller's view, which read them from the CR.
+      ipv4Prefix: [{ prefix: '10.0.8.0/28', status: 'Valid' }],
       unschedulable: true,
     });
     const merged = mergeNetworkInterfacesOverRaw({ raw, enis });

@@ -657,7 +657,9 @@ const rows: Row[] = [
       `blocking invalidType ${ENI_A_PATH}.ipv4Prefix[2]`,
       `blocking invalidType ${ENI_A_PATH}.ipv6Prefix`,
     ],
-    check: (node) => assert.ok(node.status?.networkInterfaces?.['eni-bp1aaa'] !== undefined),
+    check: (node) => {
+      assert.ok(node.status?.networkInterfaces?.['eni-bp1aaa'] !== undefined);
+    },
   },
   {
     name: 'a malformed frozenExpireAt is a warning: the prefix stays Frozen without expiry',
@@ -666,10 +668,11 @@ const rows: Row[] = [
         ipv4Prefix: [{ prefix: '192.168.0.16/28', status: 'Frozen', frozenExpireAt: 'soon' }],
       }),
     problems: [`warning malformedTime ${ENI_A_PATH}.ipv4Prefix[0].frozenExpireAt`],
-    check: (node) =>
+    check: (node) => {
       assert.deepEqual(node.status?.networkInterfaces?.['eni-bp1aaa']?.ipv4Prefix, [
         { prefix: '192.168.0.16/28', status: 'Frozen' },
-      ]),
+      ]);
+    },
   },
   {
     name: 'IP entry not an object',
