@@ -3,13 +3,16 @@ import { mayRemoveEni } from './eni-ownership.js';
 import { MAX_IPS_PER_CALL } from './eni-plan.js';
 import { sortedKeys } from './node-model.js';
 import type { IpFamily, NetworkInterfaces } from './node-model.js';
+import type { PrefixGcAction } from './prefix-plan.js';
 
 /** A cloud clean-up the GC asks for. */
 export type GcAction =
   /** Detach (if attached), wait until Available, then delete; the ENI then leaves the CR. */
   | { kind: 'removeEni'; eniId: string }
   /** Unassign at most {@link MAX_IPS_PER_CALL} addresses of one family from one InUse ENI. */
-  | { kind: 'unassignIps'; eniId: string; family: IpFamily; ips: string[] };
+  | { kind: 'unassignIps'; eniId: string; family: IpFamily; ips: string[] }
+  /** Prefix mode: unassign at most ten `Deleting` prefixes of one family from one InUse ENI (see `planPrefixGc`). */
+  | PrefixGcAction;
 
 /**
  * Turns the `Deleting` marks of the CR into cloud calls (the reference's `handleStatus`): ENIs marked

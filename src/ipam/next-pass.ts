@@ -1,3 +1,4 @@
+import { isPrefixMode, planPrefixGc } from './prefix-plan.js';
 import { fullJitterMs } from './backoff.js';
 import { planGc } from './gc-plan.js';
 import type { UnsatisfiedPod } from './local-pool.js';
@@ -149,6 +150,8 @@ export function hasWorkForGcPeriod(input: {
 }): boolean {
   if (input.unsatisfied.some((pod) => pod.reason === 'noIdleIp') || input.awaitingCniDelete > 0) return true;
   if (planGc({ enis: input.enis }).length > 0) return true;
+  // Prefix mode has no pool to shrink: only Deleting prefixes are left for the GC.
+  if (isPrefixMode(input.spec)) return planPrefixGc({ enis: input.enis }).length > 0;
   const shrink = planPoolRelease({ spec: input.spec, enis: input.enis });
   return shrink.enisToDelete.length + shrink.ipsToRelease.length > 0;
 }

@@ -74,6 +74,18 @@ export function forgetPrefixes(input: {
   return enis;
 }
 
+/** Marks every prefix of an ENI `Deleting` (its node is going away: no pod is left on them). */
+export function markPrefixesDeleting(input: { enis: Readonly<NetworkInterfaces>; eniId: string }): NetworkInterfaces {
+  const enis = cloneNetworkInterfaces(input.enis);
+  const eni = enis[input.eniId];
+  if (eni === undefined) return enis;
+  for (const key of ['ipv4Prefix', 'ipv6Prefix'] as const) {
+    const list = eni[key];
+    if (list !== undefined) eni[key] = list.map((entry) => ({ prefix: entry.prefix, status: 'Deleting' }));
+  }
+  return enis;
+}
+
 /**
  * Merges the cloud's prefixes of one family into the CR's list (Terway's `mergeIPPrefixes`): a listed prefix the cloud
  * has keeps its record as it is (a `Frozen` one its expiry, an `Invalid` one stays `Invalid`); a new one is added

@@ -1,7 +1,14 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 import { CREATE_ATTEMPT_HORIZON_MS } from '../ipam/index.js';
-import type { EniAllocation, FailingOperation, GcAction, StuckCause, UnlistedEniReport } from '../ipam/index.js';
+import type {
+  EniAllocation,
+  FailingOperation,
+  GcAction,
+  PrefixAssign,
+  StuckCause,
+  UnlistedEniReport,
+} from '../ipam/index.js';
 
 /** Why the watcher woke a node's workflow; pod churn is summarised, never the pod objects themselves. */
 export interface ReconcileReason {
@@ -32,6 +39,8 @@ export const resyncSignal = defineSignal('resync');
 export interface GcResult {
   releasedIps: { eniId: string; family: 'ipv4' | 'ipv6'; ips: string[] }[];
   removedEnis: string[];
+  /** Prefix mode: `Deleting` prefixes unassigned. */
+  releasedPrefixes?: { eniId: string; family: 'ipv4' | 'ipv6'; prefixes: string[] }[];
   /** GC steps that failed and stay pending for the next pass. */
   failed: { action: GcAction; error: string }[];
   /**
@@ -46,7 +55,7 @@ export const gcUpdate = defineUpdate<GcResult>('gc');
 
 /** One cloud operation the workflow has in flight. */
 export interface PendingOperation {
-  kind: 'createEni' | 'assignIps' | 'removeEni' | 'unassignIps';
+  kind: 'createEni' | 'assignIps' | 'removeEni' | 'unassignIps' | 'assignPrefixes' | 'unassignPrefixes';
   eniId?: string;
   startedAtMs: number;
   /** `startedAtMs` as ISO 8601 (in the `state` query). */
@@ -89,7 +98,7 @@ export interface NodeWorkflowState {
   ignoredSignals?: { name: string; at: string }[];
   reconcileCount: number;
   signalsReceived: number;
-  lastPlan: { allocations: EniAllocation[]; gc: GcAction[]; unmetDemand: { normal: number; erdma: number } };
+  lastPlan: { allocations: (EniAllocation | PrefixAssign)[]; gc: GcAction[]; unmetDemand: { normal: number; erdma: number } };
   pods: { total: number; withIp: number; pending: number };
   enis: { total: number; idleIps: number };
   pendingOperations: PendingOperation[];

@@ -6,6 +6,7 @@ import {
   applyEniOutcome,
   foldEniOutcomes,
   freePrefixSlots,
+  markPrefixesDeleting,
   mayRemoveEni,
   mergeOpenApiEnis,
   nextFrozenExpiryMs,
@@ -416,6 +417,15 @@ describe('prefix GC', () => {
     }
     const done = { ...prefixEni('eni-1', { v4: [...prefixes('10.0.0', 1, 'Invalid')] }), status: 'Deleting' };
     assert.equal(mayRemoveEni(done), true);
+  });
+  void it('a node going away marks its prefixes Deleting, so its ENIs may be removed', () => {
+    const enis = enisOf(prefixEni('eni-1', { v4: prefixes('10.0.0', 2, 'Frozen'), v6: prefixes('10.0.1', 1) }));
+    const marked = markPrefixesDeleting({ enis, eniId: 'eni-1' });
+    assert.deepEqual(
+      [...(marked['eni-1']?.ipv4Prefix ?? []), ...(marked['eni-1']?.ipv6Prefix ?? [])].map((entry) => entry.status),
+      ['Deleting', 'Deleting', 'Deleting'],
+    );
+    assert.equal(mayRemoveEni({ ...(marked['eni-1'] ?? prefixEni('x')), status: 'Deleting' }), true);
   });
 });
 

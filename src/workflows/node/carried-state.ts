@@ -62,6 +62,11 @@ export interface CarriedState {
    * writes. A read answers from a worker's cache only once that cache has seen as much.
    */
   seenVersions?: Record<string, string>;
+  /**
+   * `spec.eni.enableIPPrefix` as the workflow first saw the daemon's spec: Terway writes it once, at CR creation, so
+   * it is the node's mode for good; a later change of the spec raises a Warning Event and changes nothing.
+   */
+  prefixMode?: boolean;
 }
 
 /** The carried state of a node's first run. */

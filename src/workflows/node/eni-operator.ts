@@ -1,6 +1,6 @@
 import { uuid4 } from '@temporalio/workflow';
 
-import { formatRfc3339, gcRemovalVerdict, planGc } from '../../ipam/index.js';
+import { formatRfc3339, gcRemovalVerdict, planGc, planPrefixGc, prefixCallBatches } from '../../ipam/index.js';
 import type {
   AllocationWithIntent,
   EniAllocation,
@@ -8,6 +8,8 @@ import type {
   IpFamily,
   NetworkInterfaces,
   NodeSpec,
+  PrefixAssign,
+  PrefixGcAction,
   VSwitchInfo,
 } from '../../ipam/index.js';
 import type { GcResult } from '../messages.js';
@@ -38,7 +40,7 @@ export class EniOperator {
 
   /** Runs every allocation at once; the reports come back in plan order. */
   async allocate(input: {
-    allocations: readonly AllocationWithIntent[];
+    allocations: readonly (AllocationWithIntent | PrefixAssign)[];
     enis: Readonly<NetworkInterfaces>;
     spec: ReadyNodeSpec;
     vSwitches: Record<string, VSwitchInfo>;
@@ -49,17 +51,19 @@ export class EniOperator {
       input.allocations.map((allocation) =>
         allocation.kind === 'assignIps'
           ? this.assignIps({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
-          : new CreateSaga({
-              nodeName: this.nodeName,
-              clusterId: this.clusterId,
-              instanceId: this.instanceId,
-              tracker: this.tracker,
-              horizonMs: input.createAttemptHorizonMs,
-            }).run({
-              allocation,
-              spec: input.spec,
-              vSwitches: input.vSwitches,
-            }),
+          : allocation.kind === 'assignPrefixes'
+            ? this.assignPrefixes({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
+            : new CreateSaga({
+                nodeName: this.nodeName,
+                clusterId: this.clusterId,
+                instanceId: this.instanceId,
+                tracker: this.tracker,
+                horizonMs: input.createAttemptHorizonMs,
+              }).run({
+                allocation,
+                spec: input.spec,
+                vSwitches: input.vSwitches,
+              }),
       ),
     );
   }
@@ -107,11 +111,64 @@ export class EniOperator {
     return report;
   }
 
-  /** Runs the GC's clean-ups of the `Deleting` marks; the reports and the summary follow the plan's order. */
+  /**
+   * Prefix mode: adds prefixes to an ENI of this node, IPv4 then IPv6, in calls of at most ten each; a failure stops
+   * the ENI's remaining calls (what the earlier calls assigned is reported and kept).
+   */
+  async assignPrefixes(input: { allocation: PrefixAssign; vSwitchId: string | undefined }): Promise<StepReport> {
+    const { allocation } = input;
+    const report = emptyReport();
+    for (const family of ['ipv4', 'ipv6'] as const satisfies readonly IpFamily[]) {
+      const total = family === 'ipv4' ? allocation.ipv4PrefixCount : allocation.ipv6PrefixCount;
+      for (const count of prefixCallBatches(total)) {
+        try {
+          const assigned = await this.tracker.track(
+            { kind: 'assignPrefixes', eniId: allocation.eniId, detail: `${count} ${family} prefixes` },
+            () =>
+              (family === 'ipv4' ? ipOps.assignIpv4Prefixes : ipOps.assignIpv6Prefixes)({
+                eniId: allocation.eniId,
+                count,
+                clientToken: uuid4(),
+                ...(input.vSwitchId === undefined ? {} : { vSwitchId: input.vSwitchId }),
+              }),
+          );
+          report.succeededCalls += 1;
+          report.outcomes.push({
+            kind: 'prefixesAssigned',
+            eniId: allocation.eniId,
+            family,
+            prefixes: assigned.prefixes,
+          });
+        } catch (error) {
+          const failure = stepFailure(error);
+          report.failed.push({
+            operation: `assign${family === 'ipv4' ? 'Ipv4' : 'Ipv6'}Prefixes`,
+            eniId: allocation.eniId,
+            failure,
+          });
+          report.eniErrors.push({
+            eniId: allocation.eniId,
+            error:
+              failure.type === 'EcsVSwitchExhausted'
+                ? { kind: 'ipNotEnough', vSwitchId: input.vSwitchId ?? '' }
+                : { kind: 'operation', message: failure.message },
+          });
+          return report;
+        }
+      }
+    }
+    return report;
+  }
+
+  /**
+   * Runs the GC's clean-ups of the `Deleting` marks (prefix mode: `Deleting` prefixes too); the reports and the
+   * summary follow the plan's order.
+   */
   async collectGarbage(
     enis: Readonly<NetworkInterfaces>,
+    options: { prefixes?: boolean } = {},
   ): Promise<{ actions: GcAction[]; reports: StepReport[]; result: GcResult }> {
-    const actions = planGc({ enis });
+    const actions: GcAction[] = [...planGc({ enis }), ...(options.prefixes === true ? planPrefixGc({ enis }) : [])];
     const reports = await Promise.all(actions.map((action) => this.runGcAction(action)));
     const result: GcResult = { releasedIps: [], removedEnis: [], failed: [] };
     actions.forEach((action, i) => {
@@ -126,12 +183,17 @@ export class EniOperator {
         if (outcome.kind === 'ipsReleased') {
           result.releasedIps.push({ eniId: outcome.eniId, family: outcome.family, ips: outcome.ips });
         }
+        if (outcome.kind === 'prefixesReleased') {
+          const { eniId, family, prefixes } = outcome;
+          (result.releasedPrefixes ??= []).push({ eniId, family, prefixes });
+        }
       }
     });
     return { actions, reports, result };
   }
 
   private async runGcAction(action: GcAction): Promise<StepReport> {
+    if (action.kind === 'unassignPrefixes') return this.unassignPrefixes(action);
     const report = emptyReport();
     try {
       if (action.kind === 'unassignIps') {
@@ -174,6 +236,30 @@ export class EniOperator {
         return report;
       }
       report.outcomes.push({ kind: 'eniRemoved', eniId: action.eniId });
+    } catch (error) {
+      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: stepFailure(error) });
+    }
+    return report;
+  }
+
+  private async unassignPrefixes(action: PrefixGcAction): Promise<StepReport> {
+    const report = emptyReport();
+    try {
+      await this.tracker.track(
+        {
+          kind: 'unassignPrefixes',
+          eniId: action.eniId,
+          detail: `${action.prefixes.length} ${action.family} prefixes`,
+        },
+        () =>
+          (action.family === 'ipv4' ? ipOps.unassignIpv4Prefixes : ipOps.unassignIpv6Prefixes)({
+            eniId: action.eniId,
+            prefixes: action.prefixes,
+          }),
+      );
+      report.succeededCalls += 1;
+      const { eniId, family, prefixes } = action;
+      report.outcomes.push({ kind: 'prefixesReleased', eniId, family, prefixes });
     } catch (error) {
       report.failed.push({ operation: action.kind, eniId: action.eniId, failure: stepFailure(error) });
     }

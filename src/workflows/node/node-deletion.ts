@@ -1,6 +1,7 @@
 import {
   foldEniOutcomes,
   nextIntentStep,
+  markPrefixesDeleting,
   recordEniForDeletion,
   releaseIpsOfGonePods,
   sortedKeys,
@@ -78,7 +79,9 @@ export async function releaseDeletedNode(input: {
   // are not ours and stay attached.
   let enis = releaseIpsOfGonePods({ enis: input.enis, requests: [] }).enis;
   for (const eniId of sortedKeys(enis)) {
-    if (enis[eniId]?.unschedulable !== true) enis = recordEniForDeletion({ enis, eniId });
+    if (enis[eniId]?.unschedulable === true) continue;
+    // Prefix mode: the daemon's pods on the prefixes are gone too.
+    enis = recordEniForDeletion({ enis: markPrefixesDeleting({ enis, eniId }), eniId });
   }
   adoptLegacyIntents({ state: input.state, spec: node.spec, nodeName: input.nodeName });
   const intents = await resolveIntents({

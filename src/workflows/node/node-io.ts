@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import {
   applyJsonDelta,
   canonicalJson,
+  formatRfc3339,
   jsonDelta,
   mergeSeenVersions,
   sortedKeys,
@@ -138,6 +139,17 @@ export async function readVSwitches(input: {
  * remembered (the next read must see it), a write refused for good keeps the ENIs in the workflow (carried across
  * continue-as-new) and forces an OpenAPI resync, so nothing done to the cloud is forgotten.
  */
+/** The status a ready pass writes: the ENIs, and the OpenAPI sync times when the pass knows them. */
+export function statusWithSyncTimes(
+  enis: NetworkInterfaces,
+  times: { lastSyncMs?: number | undefined; nextSyncMs?: number | undefined },
+): NodeStatus {
+  const status: NodeStatus = { networkInterfaces: enis };
+  if (times.lastSyncMs !== undefined) status.lastSyncOpenAPITime = formatRfc3339(times.lastSyncMs);
+  if (times.nextSyncMs !== undefined) status.nextSyncOpenAPITime = formatRfc3339(times.nextSyncMs);
+  return status;
+}
+
 export async function writeStatusKeepingEnis(input: {
   nodeName: string;
   status: NodeStatus;

@@ -147,6 +147,18 @@ export class NodeNotices {
     if (patched) this.configConditionFalse = !input.valid;
   }
 
+  /** The spec's `enableIPPrefix` differs from the mode recorded at first sight: told, and ignored. */
+  async prefixModeChangeIgnored(input: { prefixMode: boolean; asked: boolean }): Promise<void> {
+    await this.event({
+      type: 'Warning',
+      reason: 'IPPrefixModeImmutable',
+      message:
+        `spec.eni.enableIPPrefix is ${String(input.asked)} but this node runs in ` +
+        `${input.prefixMode ? 'IP prefix' : 'single-IP'} mode since its Node CR was first seen: the mode is fixed ` +
+        'at creation (as Terway does), so nothing changes; re-create the node to change it',
+    });
+  }
+
   /** The vSwitches the worker holds as exhausted: one Event series each. */
   async blockedVSwitches(blocked: readonly { vSwitchId: string; blockedForMs: number }[]): Promise<void> {
     await this.writer.events(

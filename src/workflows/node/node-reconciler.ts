@@ -4,7 +4,6 @@ import {
   countIdleIps,
   failureTypesSince,
   foldEniOutcomes,
-  formatRfc3339,
   hasFailingCalls,
   mergeSeenVersions,
   planPoolRelease,
@@ -14,7 +13,7 @@ import {
   sortedKeys,
   unschedulableEniIds,
 } from '../../ipam/index.js';
-import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
+import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus, VSwitchInfo } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { allocateForDemand } from './allocation-round.js';
@@ -24,7 +23,7 @@ import { EniOperator } from './eni-operator.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
 import { GcRequests } from './gc-requests.js';
 import { NodeNotices } from './node-notices.js';
-import { NodeReader, readVSwitches, writeStatusKeepingEnis } from './node-io.js';
+import { NodeReader, readVSwitches, statusWithSyncTimes, writeStatusKeepingEnis } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
 import { blockedVSwitchesOf, buildNodeView, exhaustedVSwitchesOf, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
@@ -32,6 +31,7 @@ import { syncEnisIfDue } from './openapi-sync.js';
 import { OperationTracker } from './operation-tracker.js';
 import { PassRecord } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
+import { prefixPassFindings, prefixRound, settlePrefixMode, withPrefixMode } from './prefix-round.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -231,7 +231,11 @@ export class NodeReconciler {
   /** read the cloud side → plan → act → fold → write → settle the ledger → tell. */
   private async reconcileReadyNode(input: { node: NodeCr; snapshot: NodeSnapshot }): Promise<PassEnd> {
     const { node, snapshot } = input;
-    const spec = node.spec as ReadyNodeSpec;
+    const mode = settlePrefixMode({ state: this.state, spec: node.spec });
+    if (mode.ignoredChange !== undefined) {
+      await this.notices.prefixModeChangeIgnored({ prefixMode: mode.prefixMode, asked: mode.ignoredChange });
+    }
+    const spec = withPrefixMode(node.spec as ReadyNodeSpec, mode.prefixMode);
     const now = Date.now();
     const instanceId = spec.nodeMetadata?.instanceID ?? '';
     this.summary.instanceId = instanceId;
@@ -261,18 +265,17 @@ export class NodeReconciler {
     enis = sync.enis;
     const { times } = sync;
     this.schedule.nextSyncMs = times.nextSyncMs;
+    if (mode.prefixMode) {
+      const current = node.status ?? {};
+      return this.finishPrefixPass({ spec, enis, times, vSwitches, current, instanceId, synced: sync.synced });
+    }
 
     // Plan.
     const primaryFamily = primaryFamilyOf(spec.eni);
     const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
     const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
     // Act, then fold in plan order.
-    const operator = new EniOperator({
-      nodeName: this.nodeName,
-      instanceId,
-      clusterId: this.settings.clusterId,
-      tracker: this.tracker,
-    });
+    const operator = this.newOperator(instanceId);
     const round = await allocateForDemand({
       nodeName: this.nodeName,
       state: this.state,
@@ -314,9 +317,7 @@ export class NodeReconciler {
     if (allocationFailures.some((step) => step.failure.type === 'EcsQuotaExceeded')) this.state.needResync = true;
 
     // Write.
-    const status: NodeStatus = { networkInterfaces: enis };
-    if (times.lastSyncMs !== undefined) status.lastSyncOpenAPITime = formatRfc3339(times.lastSyncMs);
-    if (times.nextSyncMs !== undefined) status.nextSyncOpenAPITime = formatRfc3339(times.nextSyncMs);
+    const status = statusWithSyncTimes(enis, times);
     const written = await this.writeStatus({ status, current: node.status ?? {}, enis });
     const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
 
@@ -351,6 +352,61 @@ export class NodeReconciler {
     });
     await this.notices.allocationFailed({ failures: allocationFailures, ledger });
     return { failed, scope: 'completed' };
+  }
+
+  /** Prefix mode: prefixes instead of pod IPs (see `prefixRound`), then write and tell as any ready pass. */
+  private async finishPrefixPass(input: {
+    spec: ReadyNodeSpec;
+    enis: NetworkInterfaces;
+    times: { lastSyncMs?: number | undefined; nextSyncMs?: number | undefined };
+    vSwitches: Record<string, VSwitchInfo>;
+    current: NodeStatus;
+    instanceId: string;
+    synced: boolean;
+  }): Promise<PassEnd> {
+    const { spec, vSwitches } = input;
+    const round = await prefixRound({
+      nodeName: this.nodeName,
+      state: this.state,
+      operator: this.newOperator(input.instanceId),
+      spec,
+      vSwitches,
+      enis: input.enis,
+      createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
+      nowMs: Date.now(),
+    });
+    const { plan, gc, enis } = round;
+    this.gc.served(gc.result);
+    const allocationFailures = this.passRecord.foldReports(round.allocated);
+    this.passRecord.foldReports(gc.reports);
+    if (allocationFailures.some((step) => step.failure.type === 'EcsQuotaExceeded')) this.state.needResync = true;
+    const status = statusWithSyncTimes(enis, input.times);
+    const written = await this.writeStatus({ status, current: input.current, enis });
+    const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
+    const found = prefixPassFindings({ plan, gc: gc.actions, enis, vSwitches, failed });
+    this.schedule.found({
+      spec,
+      enis,
+      unsatisfied: [],
+      awaitingCniDelete: 0,
+      plan: found.plan,
+      openIntents: round.openIntents,
+    });
+    this.summary = { ...this.summary, ...found.summary };
+    this.passRecord.settle('completed');
+    await this.notices.blockedVSwitches(this.summary.blockedVSwitches);
+    await this.notices.unlistedEnis(input.synced ? (this.state.unlistedEnis ?? []) : []);
+    await this.notices.allocationFailed({ failures: allocationFailures, ledger: this.state.failures ?? {} });
+    return { failed, scope: 'completed' };
+  }
+
+  private newOperator(instanceId: string): EniOperator {
+    return new EniOperator({
+      nodeName: this.nodeName,
+      instanceId,
+      clusterId: this.settings.clusterId,
+      tracker: this.tracker,
+    });
   }
 
   private async writeStatus(input: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) {

@@ -42,7 +42,7 @@ export class PassSchedule {
     enis: NetworkInterfaces;
     unsatisfied: readonly UnsatisfiedPod[];
     awaitingCniDelete: number;
-    plan: Pick<EniAllocationPlan, 'allocations' | 'problems' | 'unmetDemand'>;
+    plan: Pick<EniAllocationPlan, 'problems' | 'unmetDemand'> & { allocations: readonly unknown[] };
     openIntents: readonly unknown[];
   }): void {
     const { spec, enis, awaitingCniDelete, plan } = input;
