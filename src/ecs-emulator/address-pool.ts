@@ -1,7 +1,12 @@
 import ipaddr from 'ipaddr.js';
 
-/** Outcome of claiming one specific address in a pool. */
+/** Outcome of claiming one specific address (or prefix) in a pool. */
 export type ClaimResult = 'claimed' | 'outside' | 'taken';
+
+/** Prefix length of the IPv4 prefixes ECS assigns to ENIs (16 addresses each). */
+export const IPV4_PREFIX_LENGTH = 28;
+/** Prefix length of the IPv6 prefixes ECS assigns to ENIs. */
+export const IPV6_PREFIX_LENGTH = 80;
 
 /** Parses dotted-decimal IPv4 (no octal, hex or short forms) into an unsigned 32-bit number, or undefined. */
 export function parseIpv4(text: string): number | undefined {
@@ -111,6 +116,87 @@ export class Ipv4AddressPool {
     this.usedTotal--;
     if (offset < this.lowestFreeHint) this.lowestFreeHint = offset;
   }
+
+  /** Addresses in one /28 prefix. */
+  static readonly PREFIX_SIZE = 2 ** (32 - IPV4_PREFIX_LENGTH);
+
+  /**
+   * The first offset of the /28 `prefix` names, when it is a /28 on its boundary whose 16 addresses are all
+   * allocatable here (a block holding the network address or the last three reserved ones is not).
+   */
+  private prefixOffsetOf(prefix: string): number | undefined {
+    const [address, length] = prefix.split('/');
+    if (length !== String(IPV4_PREFIX_LENGTH) || address === undefined) return undefined;
+    const value = parseIpv4(address);
+    if (value === undefined) return undefined;
+    const offset = value - this.base;
+    const size = Ipv4AddressPool.PREFIX_SIZE;
+    if (offset % size !== 0 || !this.isAllocatableOffset(offset) || !this.isAllocatableOffset(offset + size - 1)) {
+      return undefined;
+    }
+    return offset;
+  }
+
+  private blockIsFree(offset: number): boolean {
+    for (let i = 0; i < Ipv4AddressPool.PREFIX_SIZE; i++) if (this.used[offset + i] === 1) return false;
+    return true;
+  }
+
+  private markBlock(offset: number, used: 0 | 1): void {
+    this.used.fill(used, offset, offset + Ipv4AddressPool.PREFIX_SIZE);
+    this.usedTotal += used === 1 ? Ipv4AddressPool.PREFIX_SIZE : -Ipv4AddressPool.PREFIX_SIZE;
+  }
+
+  /** Whether `prefix` is a /28 that could be a prefix of this vSwitch (aligned, no reserved address in it). */
+  containsPrefix(prefix: string): boolean {
+    return this.prefixOffsetOf(prefix) !== undefined;
+  }
+
+  /**
+   * Takes the lowest /28 whose 16 addresses are all free (they leave the available count together), or undefined
+   * when no such block is left: single addresses scattered over the CIDR can exhaust prefixes long before addresses.
+   */
+  allocatePrefix(): string | undefined {
+    const size = Ipv4AddressPool.PREFIX_SIZE;
+    for (let offset = size; offset + size <= this.size - 3; offset += size) {
+      if (this.blockIsFree(offset)) {
+        this.markBlock(offset, 1);
+        return `${formatIpv4(this.base + offset)}/${IPV4_PREFIX_LENGTH}`;
+      }
+    }
+    return undefined;
+  }
+
+  /** Marks one specific /28 as used: `outside` when it is no prefix of this CIDR, `taken` when any address is. */
+  claimPrefix(prefix: string): ClaimResult {
+    const offset = this.prefixOffsetOf(prefix);
+    if (offset === undefined) return 'outside';
+    if (!this.blockIsFree(offset)) return 'taken';
+    this.markBlock(offset, 1);
+    return 'claimed';
+  }
+
+  /** Frees a /28 taken by {@link allocatePrefix} or {@link claimPrefix}. */
+  releasePrefix(prefix: string): void {
+    const offset = this.prefixOffsetOf(prefix);
+    if (offset === undefined) return;
+    for (let i = 0; i < Ipv4AddressPool.PREFIX_SIZE; i++) {
+      if (this.used[offset + i] === 1) {
+        this.used[offset + i] = 0;
+        this.usedTotal--;
+      }
+    }
+    if (offset < this.lowestFreeHint) this.lowestFreeHint = offset;
+  }
+
+  /** The canonical text of an IPv4 /28 prefix (`10.0.0.16/28`), or undefined when it is not one. */
+  static normalizePrefix(prefix: string): string | undefined {
+    const [address, length] = prefix.split('/');
+    if (length !== String(IPV4_PREFIX_LENGTH) || address === undefined) return undefined;
+    const value = parseIpv4(address);
+    if (value === undefined || value % Ipv4AddressPool.PREFIX_SIZE !== 0) return undefined;
+    return `${formatIpv4(value)}/${IPV4_PREFIX_LENGTH}`;
+  }
 }
 
 /**
@@ -138,7 +224,11 @@ export class Ipv6AddressPool {
   private readonly base: bigint;
   private readonly hostMask: bigint;
   private readonly used = new Set<bigint>();
+  /** The /80 prefixes handed out, as block numbers (offset >> PREFIX_SHIFT); none of their addresses is free. */
+  private readonly prefixBlocks = new Set<bigint>();
   private lowestFreeHint = 1n;
+  /** Host bits of one /80 prefix. */
+  private static readonly PREFIX_SHIFT = BigInt(128 - IPV6_PREFIX_LENGTH);
 
   constructor(cidr: string) {
     const { address, prefixLength } = splitCidr(cidr);
@@ -154,11 +244,20 @@ export class Ipv6AddressPool {
     return this.used.size;
   }
 
+  /** /80 prefixes in use. */
+  get prefixCount(): number {
+    return this.prefixBlocks.size;
+  }
+
   private offsetOf(ip: string): bigint | undefined {
     const value = parseIpv6(ip);
     if (value === undefined || (value & ~this.hostMask) !== this.base) return undefined;
     const offset = value & this.hostMask;
     return offset === 0n ? undefined : offset;
+  }
+
+  private inPrefix(offset: bigint): boolean {
+    return this.prefixBlocks.size > 0 && this.prefixBlocks.has(offset >> Ipv6AddressPool.PREFIX_SHIFT);
   }
 
   contains(ip: string): boolean {
@@ -167,6 +266,11 @@ export class Ipv6AddressPool {
 
   allocateLowest(): string | undefined {
     for (let offset = this.lowestFreeHint; offset <= this.hostMask; offset++) {
+      if (this.inPrefix(offset)) {
+        // Skip the whole prefix: the loop's increment lands on the next block's first offset.
+        offset = (((offset >> Ipv6AddressPool.PREFIX_SHIFT) + 1n) << Ipv6AddressPool.PREFIX_SHIFT) - 1n;
+        continue;
+      }
       if (!this.used.has(offset)) {
         this.used.add(offset);
         this.lowestFreeHint = offset + 1n;
@@ -179,9 +283,72 @@ export class Ipv6AddressPool {
   claim(ip: string): ClaimResult {
     const offset = this.offsetOf(ip);
     if (offset === undefined) return 'outside';
-    if (this.used.has(offset)) return 'taken';
+    if (this.used.has(offset) || this.inPrefix(offset)) return 'taken';
     this.used.add(offset);
     return 'claimed';
+  }
+
+  /** The block number of the /80 `prefix` names inside this CIDR (block 0 holds the reserved offset 0: never). */
+  private prefixBlockOf(prefix: string): bigint | undefined {
+    const [address, length] = prefix.split('/');
+    if (length !== String(IPV6_PREFIX_LENGTH) || address === undefined) return undefined;
+    const value = parseIpv6(address);
+    const shift = Ipv6AddressPool.PREFIX_SHIFT;
+    if (value === undefined || (value & ~this.hostMask) !== this.base || (value & ((1n << shift) - 1n)) !== 0n) {
+      return undefined;
+    }
+    // A CIDR narrower than /80 holds no prefix at all.
+    if (this.hostMask < (1n << shift) - 1n) return undefined;
+    const block = (value & this.hostMask) >> shift;
+    return block === 0n ? undefined : block;
+  }
+
+  private blockIsFree(block: bigint): boolean {
+    if (this.prefixBlocks.has(block)) return false;
+    for (const offset of this.used) if (offset >> Ipv6AddressPool.PREFIX_SHIFT === block) return false;
+    return true;
+  }
+
+  private prefixText(block: bigint): string {
+    return `${formatIpv6(this.base | (block << Ipv6AddressPool.PREFIX_SHIFT))}/${IPV6_PREFIX_LENGTH}`;
+  }
+
+  /** Takes the lowest /80 (after block 0) holding no used address, or undefined when the CIDR has none left. */
+  allocatePrefix(): string | undefined {
+    const shift = Ipv6AddressPool.PREFIX_SHIFT;
+    if (this.hostMask < (1n << shift) - 1n) return undefined;
+    const lastBlock = this.hostMask >> shift;
+    const addressBlocks = new Set([...this.used].map((offset) => offset >> shift));
+    for (let block = 1n; block <= lastBlock; block++) {
+      if (!this.prefixBlocks.has(block) && !addressBlocks.has(block)) {
+        this.prefixBlocks.add(block);
+        return this.prefixText(block);
+      }
+    }
+    return undefined;
+  }
+
+  /** Marks one specific /80 as used. */
+  claimPrefix(prefix: string): ClaimResult {
+    const block = this.prefixBlockOf(prefix);
+    if (block === undefined) return 'outside';
+    if (!this.blockIsFree(block)) return 'taken';
+    this.prefixBlocks.add(block);
+    return 'claimed';
+  }
+
+  releasePrefix(prefix: string): void {
+    const block = this.prefixBlockOf(prefix);
+    if (block !== undefined) this.prefixBlocks.delete(block);
+  }
+
+  /** The canonical text of an IPv6 /80 prefix, so prefixes given by callers compare equal to allocated ones. */
+  static normalizePrefix(prefix: string): string | undefined {
+    const [address, length] = prefix.split('/');
+    if (length !== String(IPV6_PREFIX_LENGTH) || address === undefined) return undefined;
+    const value = parseIpv6(address);
+    if (value === undefined || (value & ((1n << Ipv6AddressPool.PREFIX_SHIFT) - 1n)) !== 0n) return undefined;
+    return `${formatIpv6(value)}/${IPV6_PREFIX_LENGTH}`;
   }
 
   release(ip: string): void {

@@ -1,14 +1,17 @@
-import { takeIpv4, takeIpv6 } from './address-allocation.js';
-import { Ipv6AddressPool } from './address-pool.js';
+import { takeIpv4, takeIpv4Prefixes, takeIpv6, takeIpv6Prefixes } from './address-allocation.js';
+import { Ipv4AddressPool, Ipv6AddressPool } from './address-pool.js';
 import { apiError } from './api-error.js';
 import { CloudState, tagsFromMap } from './cloud-state.js';
 import type { CreateEniInput, ModelOptions } from './cloud-state.js';
 import type { EmulatorFixture } from './fixture.js';
 import type { EniRecord, InstanceRecord, Inventory, StateSnapshot } from './model-types.js';
 import { inventoryOf, snapshotOf } from './model-views.js';
+import { ipv4SlotsOf, ipv6SlotsOf, prefixTotal, requestedPrefixes } from './prefix-rules.js';
+import type { AssignPrefixInput } from './prefix-rules.js';
 import type { EmulatorLimits, TransitionDelays } from './settings.js';
 
 export type { CreateEniInput } from './cloud-state.js';
+export type { AssignPrefixInput } from './prefix-rules.js';
 
 /** Input of the Assign calls: either a count or explicit addresses. */
 export interface AssignInput {
@@ -93,11 +96,25 @@ export class CloudModel extends CloudState {
       }
     }
     const secondaryTotal = (input.secondaryIps?.length ?? 0) + (input.secondaryCount ?? 0);
-    if (secondaryTotal > MAX_SECONDARY_AT_CREATE || 1 + secondaryTotal > this.limits.maxIpv4OnDetachedEni) {
+    const ipv4PrefixTotal = prefixTotal(input.ipv4Prefixes, input.ipv4PrefixCount, 'Ipv4Prefix');
+    if (secondaryTotal > 0 && ipv4PrefixTotal > 0) {
+      throw apiError('InvalidParameter.Conflict', 'Secondary private IP addresses and IPv4 prefixes are exclusive.');
+    }
+    if (
+      secondaryTotal > MAX_SECONDARY_AT_CREATE ||
+      1 + secondaryTotal + ipv4PrefixTotal > this.limits.maxIpv4OnDetachedEni
+    ) {
       throw apiError('InvalidOperation.Ipv4CountExceeded');
     }
     const ipv6Total = (input.ipv6s?.length ?? 0) + (input.ipv6Count ?? 0);
-    if (ipv6Total > Math.min(MAX_IPV6_AT_CREATE, this.limits.maxIpv6OnDetachedEni)) {
+    const ipv6PrefixTotal = prefixTotal(input.ipv6Prefixes, input.ipv6PrefixCount, 'Ipv6Prefix');
+    if (ipv6Total > 0 && ipv6PrefixTotal > 0) {
+      throw apiError('InvalidParameter.Conflict', 'IPv6 addresses and IPv6 prefixes are exclusive.');
+    }
+    if (
+      ipv6Total > Math.min(MAX_IPV6_AT_CREATE, this.limits.maxIpv6OnDetachedEni) ||
+      ipv6Total + ipv6PrefixTotal > this.limits.maxIpv6OnDetachedEni
+    ) {
       throw apiError('InvalidOperation.Ipv6CountExceeded');
     }
     return this.buildEni({ vSwitch, type: input.type ?? 'Secondary', input });
@@ -130,10 +147,8 @@ export class CloudModel extends CloudState {
         throw apiError('EniPerInstanceLimitExceeded', `Instance ${instance.instanceId} has no free eRDMA (ERI) slot.`);
       }
     }
-    if (1 + eni.secondaryIps.length > type.eniPrivateIpAddressQuantity) {
-      throw apiError('InvalidOperation.Ipv4CountExceeded');
-    }
-    if (eni.ipv6s.length > type.eniIpv6AddressQuantity) throw apiError('InvalidOperation.Ipv6CountExceeded');
+    if (ipv4SlotsOf(eni) > type.eniPrivateIpAddressQuantity) throw apiError('InvalidOperation.Ipv4CountExceeded');
+    if (ipv6SlotsOf(eni) > type.eniIpv6AddressQuantity) throw apiError('InvalidOperation.Ipv6CountExceeded');
   }
 
   /** AttachNetworkInterface: Available → Attaching → InUse (or back to Available when `failAttach`). */
@@ -213,7 +228,7 @@ export class CloudModel extends CloudState {
   assignIpv4(input: AssignInput): string[] {
     const eni = this.requireIpWritableEni(input.eniId);
     const request = this.requestedCount(input, 'SecondaryPrivateIpAddressCount');
-    if (1 + eni.secondaryIps.length + request.explicit.length + request.count > this.ipv4Cap(eni)) {
+    if (ipv4SlotsOf(eni) + request.explicit.length + request.count > this.ipv4Cap(eni)) {
       throw apiError('InvalidOperation.Ipv4CountExceeded');
     }
     const taken = takeIpv4(this.requireVSwitch(eni.vSwitchId), {
@@ -245,7 +260,7 @@ export class CloudModel extends CloudState {
     const request = this.requestedCount(input, 'Ipv6AddressCount');
     const vSwitch = this.requireVSwitch(eni.vSwitchId);
     if (vSwitch.ipv6 === null) throw apiError('InvalidVSwitch.Ipv6NotTurnOn');
-    if (eni.ipv6s.length + request.explicit.length + request.count > this.ipv6Cap(eni)) {
+    if (ipv6SlotsOf(eni) + request.explicit.length + request.count > this.ipv6Cap(eni)) {
       throw apiError('InvalidOperation.Ipv6CountExceeded');
     }
     const taken = takeIpv6(vSwitch, request);
@@ -266,6 +281,70 @@ export class CloudModel extends CloudState {
     const removing = new Set(canonical);
     eni.ipv6s = eni.ipv6s.filter((ip) => !removing.has(ip));
     for (const ip of removing) vSwitch.ipv6?.release(ip);
+  }
+
+  /**
+   * AssignPrivateIpAddresses with `Ipv4PrefixCount` / `Ipv4Prefix.N`: each /28 takes one of the ENI's IPv4 slots
+   * (shared with the primary and secondary addresses) and 16 of the vSwitch's available addresses.
+   */
+  assignIpv4Prefixes(input: AssignPrefixInput): string[] {
+    const eni = this.requireIpWritableEni(input.eniId);
+    const request = requestedPrefixes(input, 'Ipv4PrefixCount');
+    if (ipv4SlotsOf(eni) + request.explicit.length + request.count > this.ipv4Cap(eni)) {
+      throw apiError('InvalidOperation.Ipv4CountExceeded');
+    }
+    const taken = takeIpv4Prefixes(this.requireVSwitch(eni.vSwitchId), {
+      ...request,
+      exhaustedCode: 'InvalidVSwitchId.IpNotEnough',
+    });
+    eni.ipv4Prefixes.push(...taken);
+    return taken;
+  }
+
+  /** UnassignPrivateIpAddresses with `Ipv4Prefix.N`: all must be prefixes of the ENI, else nothing changes. */
+  unassignIpv4Prefixes(request: { eniId: string; prefixes: string[] }): void {
+    const eni = this.requireIpWritableEni(request.eniId);
+    requestedPrefixes({ eniId: eni.eniId, prefixes: request.prefixes }, 'Ipv4Prefix.N');
+    const canonical = request.prefixes.map((prefix) => Ipv4AddressPool.normalizePrefix(prefix) ?? prefix);
+    for (const prefix of canonical) {
+      if (!eni.ipv4Prefixes.includes(prefix)) {
+        throw apiError('InvalidIp.IpUnassigned', `The prefix ${prefix} is not assigned to ${eni.eniId}.`);
+      }
+    }
+    const vSwitch = this.requireVSwitch(eni.vSwitchId);
+    const removing = new Set(canonical);
+    eni.ipv4Prefixes = eni.ipv4Prefixes.filter((prefix) => !removing.has(prefix));
+    for (const prefix of removing) vSwitch.ipv4.releasePrefix(prefix);
+  }
+
+  /** AssignIpv6Addresses with `Ipv6PrefixCount` / `Ipv6Prefix.N`: each /80 takes one of the ENI's IPv6 slots. */
+  assignIpv6Prefixes(input: AssignPrefixInput): string[] {
+    const eni = this.requireIpWritableEni(input.eniId);
+    const request = requestedPrefixes(input, 'Ipv6PrefixCount');
+    const vSwitch = this.requireVSwitch(eni.vSwitchId);
+    if (vSwitch.ipv6 === null) throw apiError('InvalidVSwitch.Ipv6NotTurnOn');
+    if (ipv6SlotsOf(eni) + request.explicit.length + request.count > this.ipv6Cap(eni)) {
+      throw apiError('InvalidOperation.Ipv6CountExceeded');
+    }
+    const taken = takeIpv6Prefixes(vSwitch, request);
+    eni.ipv6Prefixes.push(...taken);
+    return taken;
+  }
+
+  /** UnassignIpv6Addresses with `Ipv6Prefix.N`: all must be prefixes of the ENI, else nothing changes. */
+  unassignIpv6Prefixes(request: { eniId: string; prefixes: string[] }): void {
+    const eni = this.requireIpWritableEni(request.eniId);
+    requestedPrefixes({ eniId: eni.eniId, prefixes: request.prefixes }, 'Ipv6Prefix.N');
+    const canonical = request.prefixes.map((prefix) => Ipv6AddressPool.normalizePrefix(prefix) ?? prefix);
+    for (const prefix of canonical) {
+      if (!eni.ipv6Prefixes.includes(prefix)) {
+        throw apiError('InvalidIp.IpUnassigned', `The prefix ${prefix} is not assigned to ${eni.eniId}.`);
+      }
+    }
+    const vSwitch = this.requireVSwitch(eni.vSwitchId);
+    const removing = new Set(canonical);
+    eni.ipv6Prefixes = eni.ipv6Prefixes.filter((prefix) => !removing.has(prefix));
+    for (const prefix of removing) vSwitch.ipv6?.releasePrefix(prefix);
   }
 
   /** Every ENI and address with owner, tags and status. */

@@ -1,4 +1,4 @@
-import { takeIpv4, takeIpv6 } from './address-allocation.js';
+import { takeIpv4, takeIpv4Prefixes, takeIpv6, takeIpv6Prefixes } from './address-allocation.js';
 import { Ipv4AddressPool, Ipv6AddressPool } from './address-pool.js';
 import { apiError } from './api-error.js';
 import type { EmulatorFixture, FixtureInstance } from './fixture.js';
@@ -25,6 +25,12 @@ export interface CreateEniInput {
   secondaryCount?: number;
   ipv6s?: string[];
   ipv6Count?: number;
+  /** IPv4 /28 prefixes: explicit ones or a count, never both (and never with secondary addresses). */
+  ipv4Prefixes?: string[];
+  ipv4PrefixCount?: number;
+  /** IPv6 /80 prefixes: explicit ones or a count, never both (and never with IPv6 addresses). */
+  ipv6Prefixes?: string[];
+  ipv6PrefixCount?: number;
   tags?: ResourceTag[];
   name?: string;
   description?: string;
@@ -80,12 +86,26 @@ export class CloudState {
     const now = this.clock();
     for (const saved of snapshot.networkInterfaces) {
       const eni: EniRecord = structuredClone(saved);
+      // Snapshots saved before prefixes existed have no prefix lists: none.
+      const legacy = saved as Partial<Pick<EniRecord, 'ipv4Prefixes' | 'ipv6Prefixes'>>;
+      eni.ipv4Prefixes = [...(legacy.ipv4Prefixes ?? [])];
+      eni.ipv6Prefixes = [...(legacy.ipv6Prefixes ?? [])];
       const vSwitch = this.requireVSwitch(eni.vSwitchId);
       for (const ip of [eni.primaryIp, ...eni.secondaryIps]) {
         if (vSwitch.ipv4.claim(ip) !== 'claimed') throw new Error(`snapshot: ${ip} of ${eni.eniId} is not free`);
       }
       for (const ip of eni.ipv6s) {
         if (vSwitch.ipv6?.claim(ip) !== 'claimed') throw new Error(`snapshot: ${ip} of ${eni.eniId} is not free`);
+      }
+      for (const prefix of eni.ipv4Prefixes) {
+        if (vSwitch.ipv4.claimPrefix(prefix) !== 'claimed') {
+          throw new Error(`snapshot: prefix ${prefix} of ${eni.eniId} is not free`);
+        }
+      }
+      for (const prefix of eni.ipv6Prefixes) {
+        if (vSwitch.ipv6?.claimPrefix(prefix) !== 'claimed') {
+          throw new Error(`snapshot: prefix ${prefix} of ${eni.eniId} is not free`);
+        }
       }
       if (eni.pending !== null) {
         eni.pending.dueAtMs = now + eni.pending.dueAtMs;
@@ -207,6 +227,8 @@ export class CloudState {
     vSwitch.ipv4.release(eni.primaryIp);
     for (const ip of eni.secondaryIps) vSwitch.ipv4.release(ip);
     for (const ip of eni.ipv6s) vSwitch.ipv6?.release(ip);
+    for (const prefix of eni.ipv4Prefixes) vSwitch.ipv4.releasePrefix(prefix);
+    for (const prefix of eni.ipv6Prefixes) vSwitch.ipv6?.releasePrefix(prefix);
     this.enis.delete(eni.eniId);
   }
 
@@ -260,12 +282,30 @@ export class CloudState {
       exhaustedCode: 'InvalidVSwitchId.IpNotEnough',
     });
     let ipv6s: string[] = [];
+    let ipv4Prefixes: string[] = [];
+    let ipv6Prefixes: string[] = [];
     try {
       if ((input.ipv6s?.length ?? 0) + (input.ipv6Count ?? 0) > 0) {
         ipv6s = takeIpv6(vSwitch, { explicit: input.ipv6s ?? [], count: input.ipv6Count ?? 0 });
       }
+      if ((input.ipv4Prefixes?.length ?? 0) + (input.ipv4PrefixCount ?? 0) > 0) {
+        ipv4Prefixes = takeIpv4Prefixes(vSwitch, {
+          explicit: input.ipv4Prefixes ?? [],
+          count: input.ipv4PrefixCount ?? 0,
+          exhaustedCode: 'InvalidVSwitchId.IpNotEnough',
+        });
+      }
+      if ((input.ipv6Prefixes?.length ?? 0) + (input.ipv6PrefixCount ?? 0) > 0) {
+        ipv6Prefixes = takeIpv6Prefixes(vSwitch, {
+          explicit: input.ipv6Prefixes ?? [],
+          count: input.ipv6PrefixCount ?? 0,
+        });
+      }
     } catch (error) {
+      // All or nothing: whatever this create took goes back to the vSwitch.
       for (const ip of ipv4) vSwitch.ipv4.release(ip);
+      for (const ip of ipv6s) vSwitch.ipv6?.release(ip);
+      for (const prefix of ipv4Prefixes) vSwitch.ipv4.releasePrefix(prefix);
       throw error;
     }
     // Explicit primary first, then explicit secondaries, then counted ones; without an explicit primary the
@@ -287,6 +327,8 @@ export class CloudState {
       primaryIp,
       secondaryIps,
       ipv6s,
+      ipv4Prefixes,
+      ipv6Prefixes,
       securityGroupIds: [...input.securityGroupIds],
       tags: input.tags ?? [],
       instanceId: null,

@@ -39,6 +39,10 @@ export interface EniRecord {
   primaryIp: string;
   secondaryIps: string[];
   ipv6s: string[];
+  /** IPv4 /28 prefixes, in assignment order; each takes one of the ENI's IPv4 slots and 16 vSwitch addresses. */
+  ipv4Prefixes: string[];
+  /** IPv6 /80 prefixes, in assignment order; each takes one of the ENI's IPv6 slots. */
+  ipv6Prefixes: string[];
   securityGroupIds: string[];
   tags: ResourceTag[];
   instanceId: string | null;
@@ -86,6 +90,8 @@ export interface Inventory {
     availableIpAddressCount: number;
     usedIpv4Count: number;
     usedIpv6Count: number;
+    /** IPv6 /80 prefixes handed out (their addresses are not in `usedIpv6Count`). */
+    ipv6PrefixCount: number;
   }[];
   instances: {
     instanceId: string;
@@ -99,6 +105,14 @@ export interface Inventory {
     address: string;
     family: 'ipv4' | 'ipv6';
     primary: boolean;
+    eniId: string;
+    instanceId: string | null;
+    vSwitchId: string;
+  }[];
+  /** Every IP prefix with its ENI; an IPv4 prefix's 16 addresses count in its vSwitch's `usedIpv4Count`. */
+  ipPrefixes: {
+    prefix: string;
+    family: 'ipv4' | 'ipv6';
     eniId: string;
     instanceId: string | null;
     vSwitchId: string;

@@ -5,6 +5,7 @@ import type { Inventory, StateSnapshot } from './model-types.js';
 export function inventoryOf(model: CloudState): Inventory {
   const networkInterfaces: Inventory['networkInterfaces'] = [];
   const ipAddresses: Inventory['ipAddresses'] = [];
+  const ipPrefixes: Inventory['ipPrefixes'] = [];
   for (const eni of model.listEnis()) {
     const { tags, ...rest } = eni;
     networkInterfaces.push({
@@ -15,6 +16,8 @@ export function inventoryOf(model: CloudState): Inventory {
     ipAddresses.push({ address: eni.primaryIp, family: 'ipv4', primary: true, ...owner });
     for (const ip of eni.secondaryIps) ipAddresses.push({ address: ip, family: 'ipv4', primary: false, ...owner });
     for (const ip of eni.ipv6s) ipAddresses.push({ address: ip, family: 'ipv6', primary: false, ...owner });
+    for (const prefix of eni.ipv4Prefixes) ipPrefixes.push({ prefix, family: 'ipv4', ...owner });
+    for (const prefix of eni.ipv6Prefixes) ipPrefixes.push({ prefix, family: 'ipv6', ...owner });
   }
   return {
     regionId: model.regionId,
@@ -27,6 +30,7 @@ export function inventoryOf(model: CloudState): Inventory {
       availableIpAddressCount: v.ipv4.availableCount,
       usedIpv4Count: v.ipv4.usedCount,
       usedIpv6Count: v.ipv6?.usedCount ?? 0,
+      ipv6PrefixCount: v.ipv6?.prefixCount ?? 0,
     })),
     instances: [...model.listInstances()].map((instance) => ({
       instanceId: instance.instanceId,
@@ -37,6 +41,7 @@ export function inventoryOf(model: CloudState): Inventory {
     })),
     networkInterfaces,
     ipAddresses,
+    ipPrefixes,
   };
 }
 

@@ -4,13 +4,35 @@ import { describe, it } from 'node:test';
 import * as $Ecs from '@alicloud/ecs20140526';
 import { CloudModel, DEMO_FIXTURE_PATH, defaultSettings, parseFixture } from '../../src/ecs-emulator/index.js';
 import type { EmulatorFixture, Inventory } from '../../src/ecs-emulator/index.js';
+import { parseIpv4, parseIpv6 } from '../../src/ecs-emulator/address-pool.js';
 import { EmulatorApiError } from '../../src/ecs-emulator/api-error.js';
 import { SeededRandom } from '../../src/ecs-emulator/seeded-random.js';
 import { DEMO, startEmulatorHarness } from '../support/ecs-emulator.js';
 
+/** The /28 block number of an IPv4 address or prefix (its value / 16). */
+function ipv4Block(text: string): number {
+  const value = parseIpv4(text.split('/')[0] ?? '');
+  assert.ok(value !== undefined, `${text} is no IPv4 address`);
+  return Math.floor(value / 16);
+}
+
+/** Whether `inside` (an address or a prefix) lies in the CIDR `cidr`. */
+function ipv6Within(inside: string, cidr: string): boolean {
+  const [base, length] = cidr.split('/');
+  const shift = BigInt(128 - Number(length));
+  return ipv6Value(inside) >> shift === ipv6Value(base ?? '') >> shift;
+}
+
+function ipv6Value(text: string): bigint {
+  const value = parseIpv6(text.split('/')[0] ?? '');
+  assert.ok(value !== undefined, `${text} is no IPv6 address`);
+  return value;
+}
+
 /**
- * The emulator's three invariants, checked against an inventory: no IP is on two ENIs, a vSwitch's available count
- * is its size − 4 − used, and ENIs and addresses per ENI stay within the instance type's quotas.
+ * The emulator's invariants, checked against an inventory: no IP is on two ENIs nor inside a prefix, prefixes do
+ * not overlap, a vSwitch's available count is its size − 4 − used addresses − 16 per IPv4 prefix, and ENIs,
+ * addresses and prefixes per ENI stay within the instance type's quotas (prefixes share the address slots).
  */
 function assertInvariants(inventory: Inventory, fixture: EmulatorFixture): void {
   const owners = new Map<string, string>();
@@ -19,12 +41,41 @@ function assertInvariants(inventory: Inventory, fixture: EmulatorFixture): void 
     assert.equal(owner, undefined, `${ip.address} is on ${owner} and ${ip.eniId}`);
     owners.set(ip.address, ip.eniId);
   }
+  const ipv4PrefixBlocks = new Map<number, string>();
+  const ipv6Prefixes = new Map<string, string>();
+  for (const item of inventory.ipPrefixes) {
+    const vSwitch = inventory.vSwitches.find((v) => v.vSwitchId === item.vSwitchId);
+    assert.ok(vSwitch);
+    if (item.family === 'ipv4') {
+      assert.ok(item.prefix.endsWith('/28') && parseIpv4(item.prefix.slice(0, -3))! % 16 === 0, item.prefix);
+      const block = ipv4Block(item.prefix);
+      const owner = ipv4PrefixBlocks.get(block);
+      assert.equal(owner, undefined, `${item.prefix} is on ${owner} and ${item.eniId}`);
+      ipv4PrefixBlocks.set(block, item.eniId);
+    } else {
+      assert.ok(item.prefix.endsWith('/80'), `${item.prefix} is not a /80`);
+      assert.ok(ipv6Within(item.prefix, vSwitch.ipv6CidrBlock ?? '::/128'), `${item.prefix} outside its vSwitch`);
+      assert.equal(ipv6Prefixes.get(item.prefix), undefined, `${item.prefix} is on two ENIs`);
+      ipv6Prefixes.set(item.prefix, item.eniId);
+    }
+  }
+  for (const ip of inventory.ipAddresses.filter((address) => address.family === 'ipv4')) {
+    const owner = ipv4PrefixBlocks.get(ipv4Block(ip.address));
+    assert.equal(owner, undefined, `${ip.address} of ${ip.eniId} is inside a prefix of ${owner}`);
+  }
+  const ipv6PrefixBlocks = new Set([...ipv6Prefixes.keys()].map((prefix) => ipv6Value(prefix) >> 48n));
+  for (const ip of inventory.ipAddresses.filter((address) => address.family === 'ipv6')) {
+    assert.ok(!ipv6PrefixBlocks.has(ipv6Value(ip.address) >> 48n), `${ip.address} is inside a prefix`);
+  }
   for (const vSwitch of inventory.vSwitches) {
     const prefix = Number(vSwitch.cidrBlock.split('/')[1]);
     const used = inventory.ipAddresses.filter(
       (ip) => ip.family === 'ipv4' && ip.vSwitchId === vSwitch.vSwitchId,
     ).length;
-    assert.equal(vSwitch.availableIpAddressCount, 2 ** (32 - prefix) - 4 - used, vSwitch.vSwitchId);
+    const prefixes = inventory.ipPrefixes.filter(
+      (item) => item.family === 'ipv4' && item.vSwitchId === vSwitch.vSwitchId,
+    ).length;
+    assert.equal(vSwitch.availableIpAddressCount, 2 ** (32 - prefix) - 4 - used - 16 * prefixes, vSwitch.vSwitchId);
   }
   const types = new Map(fixture.instanceTypes.map((type) => [type.instanceTypeId, type]));
   for (const instance of inventory.instances) {
@@ -32,8 +83,10 @@ function assertInvariants(inventory: Inventory, fixture: EmulatorFixture): void 
     assert.ok(type);
     assert.ok(instance.eniIds.length <= type.eniQuantity, `${instance.instanceId} has ${instance.eniIds.length} ENIs`);
     for (const eni of inventory.networkInterfaces.filter((item) => item.instanceId === instance.instanceId)) {
-      assert.ok(1 + eni.secondaryIps.length <= type.eniPrivateIpAddressQuantity, `${eni.eniId} IPv4 over quota`);
-      assert.ok(eni.ipv6s.length <= type.eniIpv6AddressQuantity, `${eni.eniId} IPv6 over quota`);
+      const ipv4Slots = 1 + eni.secondaryIps.length + eni.ipv4Prefixes.length;
+      assert.ok(ipv4Slots <= type.eniPrivateIpAddressQuantity, `${eni.eniId} IPv4 over quota`);
+      const ipv6Slots = eni.ipv6s.length + eni.ipv6Prefixes.length;
+      assert.ok(ipv6Slots <= type.eniIpv6AddressQuantity, `${eni.eniId} IPv6 over quota`);
     }
   }
 }
@@ -73,13 +126,19 @@ describe('invariants under randomized load', () => {
       const eniId = pick(random, eniIds()) ?? 'eni-none';
       let operation: string;
       try {
+        // A third of the address operations work on prefixes instead.
+        const prefixes = random.next() < 0.33;
         if (roll < 0.15) {
-          operation = 'create';
+          operation = prefixes ? 'createWithPrefixes' : 'create';
           model.createEni({
             vSwitchId: pick(random, vSwitchIds) ?? '',
             securityGroupIds: [DEMO.securityGroup],
-            secondaryCount: random.integer({ min: 0, max: 14 }),
-            ipv6Count: random.integer({ min: 0, max: 3 }),
+            ...(prefixes
+              ? {
+                  ipv4PrefixCount: random.integer({ min: 0, max: 6 }),
+                  ipv6PrefixCount: random.integer({ min: 0, max: 2 }),
+                }
+              : { secondaryCount: random.integer({ min: 0, max: 14 }), ipv6Count: random.integer({ min: 0, max: 3 }) }),
             trafficMode: random.next() < 0.1 ? 'HighPerformance' : 'Standard',
           });
         } else if (roll < 0.3) {
@@ -91,16 +150,30 @@ describe('invariants under randomized load', () => {
         } else if (roll < 0.55) {
           operation = 'delete';
           model.deleteEni(eniId);
+        } else if (roll < 0.72 && prefixes) {
+          operation = 'assignIpv4Prefixes';
+          model.assignIpv4Prefixes({ eniId, count: random.integer({ min: 1, max: 11 }) });
         } else if (roll < 0.72) {
           operation = 'assign';
           model.assignIpv4({ eniId, count: random.integer({ min: 1, max: 11 }) });
+        } else if (roll < 0.84 && prefixes) {
+          operation = 'unassignIpv4Prefixes';
+          const held = model.findEni(eniId)?.ipv4Prefixes ?? [];
+          model.unassignIpv4Prefixes({ eniId, prefixes: held.filter(() => random.next() < 0.5).slice(0, 10) });
         } else if (roll < 0.84) {
           operation = 'unassign';
           const secondaries = model.findEni(eniId)?.secondaryIps ?? [];
           model.unassignIpv4({ eniId, addresses: secondaries.filter(() => random.next() < 0.5).slice(0, 10) });
+        } else if (roll < 0.93 && prefixes) {
+          operation = 'assignIpv6Prefixes';
+          model.assignIpv6Prefixes({ eniId, count: random.integer({ min: 1, max: 3 }) });
         } else if (roll < 0.93) {
           operation = 'assignIpv6';
           model.assignIpv6({ eniId, count: random.integer({ min: 1, max: 4 }) });
+        } else if (prefixes) {
+          operation = 'unassignIpv6Prefixes';
+          const held = model.findEni(eniId)?.ipv6Prefixes ?? [];
+          model.unassignIpv6Prefixes({ eniId, prefixes: held.slice(0, random.integer({ min: 1, max: 2 })) });
         } else {
           operation = 'unassignIpv6';
           const ipv6s = model.findEni(eniId)?.ipv6s ?? [];
@@ -122,6 +195,11 @@ describe('invariants under randomized load', () => {
       'assign:Success',
       'unassign:Success',
       'assignIpv6:Success',
+      'createWithPrefixes:Success',
+      'assignIpv4Prefixes:Success',
+      'unassignIpv4Prefixes:Success',
+      'assignIpv6Prefixes:Success',
+      'unassignIpv6Prefixes:Success',
       'EniPerInstanceLimitExceeded',
       'InvalidOperation.InvalidEniState',
       'InvalidOperation.Ipv4CountExceeded',
@@ -175,6 +253,15 @@ describe('invariants under randomized load', () => {
           if (roll < 0.62) {
             return harness.ecs.deleteNetworkInterface(
               new $Ecs.DeleteNetworkInterfaceRequest({ ...region, networkInterfaceId: eniId }),
+            );
+          }
+          if (roll < 0.74) {
+            return harness.ecs.assignPrivateIpAddresses(
+              new $Ecs.AssignPrivateIpAddressesRequest({
+                ...region,
+                networkInterfaceId: eniId,
+                ipv4PrefixCount: random.integer({ min: 1, max: 4 }),
+              }),
             );
           }
           if (roll < 0.85) {

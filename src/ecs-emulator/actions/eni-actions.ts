@@ -21,8 +21,10 @@ function createNetworkInterface({ params, model }: ActionContext): Record<string
   if (ipv6s.length > 0 && ipv6Count !== undefined) {
     throw apiError('InvalidParameter.Conflict', 'Ipv6Address.N and Ipv6AddressCount are exclusive.');
   }
-  if ((secondaryCount !== undefined && secondaryCount < 0) || (ipv6Count !== undefined && ipv6Count < 0)) {
-    throw apiError('InvalidParameter', 'Address counts must not be negative.');
+  const ipv4PrefixCount = params.integer('Ipv4PrefixCount');
+  const ipv6PrefixCount = params.integer('Ipv6PrefixCount');
+  if ([secondaryCount, ipv6Count, ipv4PrefixCount, ipv6PrefixCount].some((count) => count !== undefined && count < 0)) {
+    throw apiError('InvalidParameter', 'Address and prefix counts must not be negative.');
   }
   const eniType = params.string('InstanceType') ?? 'Secondary';
   if (eniType !== 'Secondary' && eniType !== 'Trunk') {
@@ -43,10 +45,14 @@ function createNetworkInterface({ params, model }: ActionContext): Record<string
     trafficMode: trafficMode satisfies EniTrafficMode,
     secondaryIps,
     ipv6s,
+    ipv4Prefixes: params.list('Ipv4Prefix'),
+    ipv6Prefixes: params.list('Ipv6Prefix'),
     tags: params.tags(),
     ...(primaryIp === undefined ? {} : { primaryIp }),
     ...(secondaryCount === undefined ? {} : { secondaryCount }),
     ...(ipv6Count === undefined ? {} : { ipv6Count }),
+    ...(ipv4PrefixCount === undefined ? {} : { ipv4PrefixCount }),
+    ...(ipv6PrefixCount === undefined ? {} : { ipv6PrefixCount }),
     ...(name === undefined ? {} : { name }),
     ...(description === undefined ? {} : { description }),
     ...(deleteOnRelease === undefined ? {} : { deleteOnRelease }),

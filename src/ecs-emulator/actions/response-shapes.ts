@@ -31,8 +31,8 @@ export function eniToWire(eni: EniRecord, ownerId: string): Record<string, unkno
       : { Attachment: { InstanceId: eni.instanceId, DeviceIndex: eni.deviceIndex ?? 0 } }),
     PrivateIpSets: { PrivateIpSet: privateIpSet },
     Ipv6Sets: { Ipv6Set: eni.ipv6s.map((ip) => ({ Ipv6Address: ip })) },
-    Ipv4PrefixSets: { Ipv4PrefixSet: [] },
-    Ipv6PrefixSets: { Ipv6PrefixSet: [] },
+    Ipv4PrefixSets: { Ipv4PrefixSet: eni.ipv4Prefixes.map((prefix) => ({ Ipv4Prefix: prefix })) },
+    Ipv6PrefixSets: { Ipv6PrefixSet: eni.ipv6Prefixes.map((prefix) => ({ Ipv6Prefix: prefix })) },
     SecurityGroupIds: { SecurityGroupId: eni.securityGroupIds },
     Tags: { Tag: eni.tags.map((tag) => ({ TagKey: tag.key, TagValue: tag.value })) },
   };
