@@ -98,7 +98,11 @@ export interface NodeWorkflowState {
   ignoredSignals?: { name: string; at: string }[];
   reconcileCount: number;
   signalsReceived: number;
-  lastPlan: { allocations: (EniAllocation | PrefixAssign)[]; gc: GcAction[]; unmetDemand: { normal: number; erdma: number } };
+  lastPlan: {
+    allocations: (EniAllocation | PrefixAssign)[];
+    gc: GcAction[];
+    unmetDemand: { normal: number; erdma: number };
+  };
   pods: { total: number; withIp: number; pending: number };
   enis: { total: number; idleIps: number };
   pendingOperations: PendingOperation[];
