@@ -13,7 +13,7 @@ import {
   sortedKeys,
   unschedulableEniIds,
 } from '../../ipam/index.js';
-import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus, VSwitchInfo } from '../../ipam/index.js';
+import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { allocateForDemand } from './allocation-round.js';
@@ -31,7 +31,8 @@ import { syncEnisIfDue } from './openapi-sync.js';
 import { OperationTracker } from './operation-tracker.js';
 import { PassRecord } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
-import { prefixPassFindings, prefixRound, settlePrefixMode, withPrefixMode } from './prefix-round.js';
+import { prefixPass, settlePrefixMode, withPrefixMode } from './prefix-pass.js';
+import type { PrefixPassInput } from './prefix-pass.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -354,50 +355,24 @@ export class NodeReconciler {
     return { failed, scope: 'completed' };
   }
 
-  /** Prefix mode: prefixes instead of pod IPs (see `prefixRound`), then write and tell as any ready pass. */
-  private async finishPrefixPass(input: {
-    spec: ReadyNodeSpec;
-    enis: NetworkInterfaces;
-    times: { lastSyncMs?: number | undefined; nextSyncMs?: number | undefined };
-    vSwitches: Record<string, VSwitchInfo>;
-    current: NodeStatus;
-    instanceId: string;
-    synced: boolean;
-  }): Promise<PassEnd> {
-    const { spec, vSwitches } = input;
-    const round = await prefixRound({
+  /** Prefix mode: prefixes instead of pod IPs (see `prefixPass`), then write and tell as any ready pass. */
+  private async finishPrefixPass(input: PrefixPassInput & { instanceId: string }): Promise<PassEnd> {
+    const result = await prefixPass({
+      ...input,
       nodeName: this.nodeName,
       state: this.state,
       operator: this.newOperator(input.instanceId),
-      spec,
-      vSwitches,
-      enis: input.enis,
       createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
-      nowMs: Date.now(),
+      tools: {
+        record: this.passRecord,
+        gc: this.gc,
+        schedule: this.schedule,
+        notices: this.notices,
+        writeStatus: (write) => this.writeStatus(write),
+      },
     });
-    const { plan, gc, enis } = round;
-    this.gc.served(gc.result);
-    const allocationFailures = this.passRecord.foldReports(round.allocated);
-    this.passRecord.foldReports(gc.reports);
-    if (allocationFailures.some((step) => step.failure.type === 'EcsQuotaExceeded')) this.state.needResync = true;
-    const status = statusWithSyncTimes(enis, input.times);
-    const written = await this.writeStatus({ status, current: input.current, enis });
-    const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
-    const found = prefixPassFindings({ plan, gc: gc.actions, enis, vSwitches, failed });
-    this.schedule.found({
-      spec,
-      enis,
-      unsatisfied: [],
-      awaitingCniDelete: 0,
-      plan: found.plan,
-      openIntents: round.openIntents,
-    });
-    this.summary = { ...this.summary, ...found.summary };
-    this.passRecord.settle('completed');
-    await this.notices.blockedVSwitches(this.summary.blockedVSwitches);
-    await this.notices.unlistedEnis(input.synced ? (this.state.unlistedEnis ?? []) : []);
-    await this.notices.allocationFailed({ failures: allocationFailures, ledger: this.state.failures ?? {} });
-    return { failed, scope: 'completed' };
+    this.summary = { ...this.summary, ...result.summary };
+    return { failed: result.failed, scope: 'completed' };
   }
 
   private newOperator(instanceId: string): EniOperator {
