@@ -142,9 +142,10 @@ export class Ipv4AddressPool {
     return true;
   }
 
-  private markBlock(offset: number, used: 0 | 1): void {
-    this.used.fill(used, offset, offset + Ipv4AddressPool.PREFIX_SIZE);
-    this.usedTotal += used === 1 ? Ipv4AddressPool.PREFIX_SIZE : -Ipv4AddressPool.PREFIX_SIZE;
+  /** Marks a free block used: its 16 addresses leave the available count together. */
+  private takeBlock(offset: number): void {
+    this.used.fill(1, offset, offset + Ipv4AddressPool.PREFIX_SIZE);
+    this.usedTotal += Ipv4AddressPool.PREFIX_SIZE;
   }
 
   /** Whether `prefix` is a /28 that could be a prefix of this vSwitch (aligned, no reserved address in it). */
@@ -160,7 +161,7 @@ export class Ipv4AddressPool {
     const size = Ipv4AddressPool.PREFIX_SIZE;
     for (let offset = size; offset + size <= this.size - 3; offset += size) {
       if (this.blockIsFree(offset)) {
-        this.markBlock(offset, 1);
+        this.takeBlock(offset);
         return `${formatIpv4(this.base + offset)}/${IPV4_PREFIX_LENGTH}`;
       }
     }
@@ -172,7 +173,7 @@ export class Ipv4AddressPool {
     const offset = this.prefixOffsetOf(prefix);
     if (offset === undefined) return 'outside';
     if (!this.blockIsFree(offset)) return 'taken';
-    this.markBlock(offset, 1);
+    this.takeBlock(offset);
     return 'claimed';
   }
 

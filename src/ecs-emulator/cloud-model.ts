@@ -51,6 +51,8 @@ export class CloudModel extends CloudState {
         trafficMode: initial.trafficMode ?? 'Standard',
         ...(initial.secondaryIpCount ? { secondaryCount: initial.secondaryIpCount } : {}),
         ...(initial.ipv6Count ? { ipv6Count: initial.ipv6Count } : {}),
+        ...(initial.ipv4PrefixCount ? { ipv4PrefixCount: initial.ipv4PrefixCount } : {}),
+        ...(initial.ipv6PrefixCount ? { ipv6PrefixCount: initial.ipv6PrefixCount } : {}),
         tags: tagsFromMap(initial.tags),
         ...(initial.networkInterfaceName === undefined ? {} : { name: initial.networkInterfaceName }),
         ...(initial.description === undefined ? {} : { description: initial.description }),

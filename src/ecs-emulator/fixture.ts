@@ -74,6 +74,9 @@ export interface FixtureNetworkInterface {
   trafficMode?: 'Standard' | 'HighPerformance';
   secondaryIpCount?: number;
   ipv6Count?: number;
+  /** IPv4 /28 and IPv6 /80 prefixes (instead of secondary addresses of the same family). */
+  ipv4PrefixCount?: number;
+  ipv6PrefixCount?: number;
   tags?: Record<string, string>;
   networkInterfaceName?: string;
   description?: string;
@@ -253,6 +256,8 @@ export function parseFixture(value: unknown, source: string): EmulatorFixture {
           trafficMode: oneOf(['Standard', 'HighPerformance']),
           secondaryIpCount: num,
           ipv6Count: num,
+          ipv4PrefixCount: num,
+          ipv6PrefixCount: num,
           tags: strMap,
           networkInterfaceName: str,
           description: str,

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, beforeEach, describe, it } from 'node:test';
 
+import * as $Ecs from '@alicloud/ecs20140526';
 import { ApplicationFailure } from '@temporalio/common';
 import { pino } from 'pino';
 
@@ -225,6 +226,135 @@ describe('IP activities', () => {
     );
     assert.equal(failure.type, 'EcsQuotaExceeded');
     assert.equal(failure.nonRetryable, true);
+  });
+});
+
+describe('IP prefix activities', () => {
+  let eniId: string;
+  before(async () => {
+    const { eni } = await runActivity(() =>
+      activities.createEni(
+        createInput('token-prefixes', { ipv4Count: 1, ipv6Count: 0, ipv4PrefixCount: 2, ipv6PrefixCount: 1 }),
+      ),
+    );
+    eniId = eni.eniId;
+    // The create answer already carries the prefixes, sorted, and only the primary address.
+    assert.equal(eni.ipv4.length, 1);
+    assert.equal(eni.ipv4Prefixes.length, 2);
+    assert.deepEqual(eni.ipv4Prefixes, [...eni.ipv4Prefixes].sort());
+    assert.equal(eni.ipv6Prefixes.length, 1);
+    await runActivity(() => activities.attachEni({ eniId, instanceId: DEMO.instance2xlH }));
+    await waitStatus({ eniId, status: 'InUse' });
+  });
+
+  it('assigns and unassigns IPv4 and IPv6 prefixes, seen by describe; unassigning twice is fine', async () => {
+    const v4 = await runActivity(() =>
+      activities.assignIpv4Prefixes({ eniId, vSwitchId: DEMO.vSwitchH, count: 3, clientToken: 'tok-p4-a' }),
+    );
+    const v6 = await runActivity(() =>
+      activities.assignIpv6Prefixes({ eniId, vSwitchId: DEMO.vSwitchH, count: 1, clientToken: 'tok-p6-a' }),
+    );
+    assert.equal(v4.prefixes.length, 3);
+    for (const prefix of v4.prefixes) assert.match(prefix, /^10\.10\.\d+\.\d+\/28$/);
+    assert.equal(v6.prefixes.length, 1);
+    assert.match(v6.prefixes[0] ?? '', /\/80$/);
+    const onNode = await runActivity(() => activities.describeNodeEnis({ instanceId: DEMO.instance2xlH }));
+    const described = onNode.find((eni) => eni.eniId === eniId);
+    assert.equal(described?.ipv4Prefixes.length, 5);
+    assert.deepEqual(described.ipv4Prefixes, [...described.ipv4Prefixes].sort());
+    for (const prefix of v4.prefixes) assert.ok(described.ipv4Prefixes.includes(prefix));
+    assert.equal(described.ipv6Prefixes.length, 2);
+    assert.ok(described.ipv6Prefixes.includes(v6.prefixes[0] ?? ''));
+    // Primary ENIs and address-mode ENIs report no prefixes, not a missing field.
+    assert.deepEqual(
+      onNode.find((eni) => eni.type === 'Primary'),
+      { ...onNode.find((eni) => eni.type === 'Primary'), ipv4Prefixes: [], ipv6Prefixes: [] },
+    );
+
+    await runActivity(() => activities.unassignIpv4Prefixes({ eniId, prefixes: v4.prefixes }));
+    await runActivity(() => activities.unassignIpv4Prefixes({ eniId, prefixes: v4.prefixes }));
+    await runActivity(() => activities.unassignIpv6Prefixes({ eniId, prefixes: v6.prefixes }));
+    await runActivity(() => activities.unassignIpv6Prefixes({ eniId, prefixes: [] }));
+    const [after] = await ecsApi.describeEnis({ eniIds: [eniId] });
+    assert.equal(after?.ipv4Prefixes.length, 2);
+    assert.equal(after?.ipv6Prefixes.length, 1);
+  });
+
+  it('reads prefixes in code-unit order whatever order the cloud lists them in', async () => {
+    const { eni } = await runActivity(() =>
+      activities.createEni(createInput('token-prefix-order', { ipv4Count: 1, ipv6Count: 0 })),
+    );
+    try {
+      const explicit = ['10.10.9.0/28', '10.10.10.0/28', '10.10.8.0/28'];
+      await harness.ecs.assignPrivateIpAddresses(
+        new $Ecs.AssignPrivateIpAddressesRequest({
+          regionId: DEMO.regionId,
+          networkInterfaceId: eni.eniId,
+          ipv4Prefix: explicit,
+        }),
+      );
+      const [described] = await ecsApi.describeEnis({ eniIds: [eni.eniId] });
+      assert.deepEqual(described?.ipv4Prefixes, ['10.10.10.0/28', '10.10.8.0/28', '10.10.9.0/28']);
+      assert.deepEqual(described.ipv6Prefixes, []);
+    } finally {
+      await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+    }
+  });
+
+  it('a lost prefix assign retried with the same token assigns no extra prefixes', async () => {
+    const [before] = await ecsApi.describeEnis({ eniIds: [eniId] });
+    await harness.emulator.admin.addFaults(['AssignPrivateIpAddresses next 1 lost drop']);
+    const lost = await failureOf(() =>
+      runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 2, clientToken: 'tok-p4-lost' })),
+    );
+    assert.equal(lost.nonRetryable, false);
+    const retried = await runActivity(() =>
+      activities.assignIpv4Prefixes({ eniId, count: 2, clientToken: 'tok-p4-lost' }),
+    );
+    const [after] = await ecsApi.describeEnis({ eniIds: [eniId] });
+    assert.deepEqual(after?.ipv4Prefixes, [...(before?.ipv4Prefixes ?? []), ...retried.prefixes].sort());
+    await runActivity(() => activities.unassignIpv4Prefixes({ eniId, prefixes: retried.prefixes }));
+  });
+
+  it('prefixes beyond the ENI slots are a non-retryable quota failure; prefixes mixed with IPs are refused', async () => {
+    // ecs.g7.2xlarge: 15 IPv4 slots; the primary and 2 prefixes hold 3, 10 more make 13.
+    await runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 10, clientToken: 'tok-p4-fill' }));
+    const full = await failureOf(() =>
+      runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 3, clientToken: 'tok-p4-over' })),
+    );
+    assert.deepEqual([full.type, full.nonRetryable], ['EcsQuotaExceeded', true]);
+    await runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 2, clientToken: 'tok-p4-last' }));
+    const mixed = await failureOf(() =>
+      runActivity(() =>
+        activities.createEni(createInput('token-mixed', { ipv4Count: 3, ipv6Count: 0, ipv4PrefixCount: 1 })),
+      ),
+    );
+    assert.deepEqual([mixed.type, mixed.nonRetryable], ['EcsInvalidRequest', true]);
+  });
+
+  it('a vSwitch without a free /28 fails the prefix assign for good and is blocked in the cache', async () => {
+    const { eni } = await runActivity(() =>
+      activities.createEni(
+        createInput('token-prefix-tiny', { vSwitchId: DEMO.vSwitchHSmall, ipv4Count: 1, ipv6Count: 0 }),
+      ),
+    );
+    try {
+      const failure = await failureOf(() =>
+        runActivity(() =>
+          activities.assignIpv4Prefixes({
+            eniId: eni.eniId,
+            vSwitchId: DEMO.vSwitchHSmall,
+            count: 1,
+            clientToken: 'tok-p4-tiny',
+          }),
+        ),
+      );
+      assert.deepEqual([failure.type, failure.nonRetryable], ['EcsVSwitchExhausted', true]);
+      const blocked = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [DEMO.vSwitchHSmall] }));
+      assert.equal(blocked[DEMO.vSwitchHSmall]?.availableIpCount, 0);
+    } finally {
+      await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+    }
   });
 });
 

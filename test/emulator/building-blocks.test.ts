@@ -61,6 +61,53 @@ describe('address pools', () => {
   });
 });
 
+describe('prefix blocks in the address pools', () => {
+  it('hands out aligned IPv4 /28s that hold no reserved or used address, 16 addresses each', () => {
+    const pool = new Ipv4AddressPool('10.0.0.0/24');
+    assert.equal(pool.allocateLowest(), '10.0.0.1');
+    const prefixes: string[] = [];
+    for (let prefix = pool.allocatePrefix(); prefix !== undefined; prefix = pool.allocatePrefix()) {
+      prefixes.push(prefix);
+    }
+    // 16 blocks in a /24: the first holds the network address (and .1), the last the three reserved ones.
+    assert.equal(prefixes.length, 14);
+    assert.deepEqual([prefixes[0], prefixes[13]], ['10.0.0.16/28', '10.0.0.224/28']);
+    assert.equal(pool.availableCount, 252 - 1 - 14 * 16);
+    assert.equal(pool.claim('10.0.0.17'), 'taken', 'an address inside a prefix is not free');
+    assert.equal(pool.allocateLowest(), '10.0.0.2', 'single addresses still come from the first block');
+    pool.releasePrefix('10.0.0.32/28');
+    assert.equal(pool.availableCount, 252 - 2 - 13 * 16);
+    assert.equal(pool.claimPrefix('10.0.0.32/28'), 'claimed');
+    assert.deepEqual(
+      ['10.0.0.0/28', '10.0.0.240/28', '10.0.0.8/28', '10.0.1.0/28', '10.0.0.48/28'].map((prefix) =>
+        pool.claimPrefix(prefix),
+      ),
+      ['outside', 'outside', 'outside', 'outside', 'taken'],
+    );
+    assert.equal(Ipv4AddressPool.normalizePrefix('10.0.0.16/28'), '10.0.0.16/28');
+    assert.equal(Ipv4AddressPool.normalizePrefix('10.0.0.17/28'), undefined);
+    assert.equal(Ipv4AddressPool.normalizePrefix('10.0.0.16/27'), undefined);
+  });
+
+  it('hands out IPv6 /80s after the first, never over an assigned address, and none in a CIDR narrower than /80', () => {
+    const pool = new Ipv6AddressPool('2408:4005:3f2:a00::/64');
+    assert.equal(pool.allocatePrefix(), '2408:4005:3f2:a00:1::/80');
+    assert.equal(pool.claim('2408:4005:3f2:a00:2::5'), 'claimed');
+    assert.equal(pool.claimPrefix('2408:4005:3f2:a00:2::/80'), 'taken', 'an assigned address is inside');
+    assert.equal(pool.allocatePrefix(), '2408:4005:3f2:a00:3::/80', 'the block holding an address is skipped');
+    assert.equal(pool.claim('2408:4005:3f2:a00:1::9'), 'taken', 'an address inside a prefix is not free');
+    assert.equal(pool.claimPrefix('2408:4005:3f2:a00::/80'), 'outside', 'the first /80 holds the reserved offset 0');
+    assert.equal(pool.prefixCount, 2);
+    pool.releasePrefix('2408:4005:3f2:a00:1::/80');
+    assert.equal(pool.allocatePrefix(), '2408:4005:3f2:a00:1::/80');
+    assert.equal(Ipv6AddressPool.normalizePrefix('2408:4005:03f2:0a00:0001:0:0:0/80'), '2408:4005:3f2:a00:1::/80');
+    assert.equal(Ipv6AddressPool.normalizePrefix('2408:4005:3f2:a00:1::1/80'), undefined);
+    const narrow = new Ipv6AddressPool('2408:4005:3f2:a00::/120');
+    assert.equal(narrow.allocatePrefix(), undefined);
+    assert.equal(narrow.claimPrefix('2408:4005:3f2:a00::/80'), 'outside');
+  });
+});
+
 describe('fault scripts, rate limiter, call log and fixture validation', () => {
   it('parses every fault script form', () => {
     assert.deepEqual(parseFaultScript('AttachNetworkInterface next 3 error ServiceUnavailable'), {

@@ -30,6 +30,24 @@ interface ConformanceReport {
   assignPrivateIpAddresses: { AssignedPrivateIpAddressesSet: { PrivateIpSet: { PrivateIpAddress: string[] } } };
   unassignAgainError: { code?: string; statusCode?: number; type: string };
   describeNetworkInterfacesAfterUnassign: { NetworkInterfaceSets: { NetworkInterfaceSet: EniView[] } };
+  prefixCreate: PrefixView & { NetworkInterfaceId: string };
+  prefixAssignIpv4: { AssignedPrivateIpAddressesSet: { Ipv4PrefixSet: { Ipv4Prefixes: string[] } } };
+  prefixAssignIpv6: { Ipv6PrefixSets: { Ipv6Prefix: string[] } };
+  prefixDescribe: { NetworkInterfaceSets: { NetworkInterfaceSet: PrefixView[] } };
+  prefixDescribeAfterUnassign: { NetworkInterfaceSets: { NetworkInterfaceSet: PrefixView[] } };
+}
+
+/** The prefix sets of an ENI as the Go SDK parses them (absent when the answer has none). */
+interface PrefixView {
+  Ipv4PrefixSets?: { Ipv4PrefixSet?: { Ipv4Prefix: string }[] };
+  Ipv6PrefixSets?: { Ipv6PrefixSet?: { Ipv6Prefix: string }[] };
+}
+
+function prefixesOf(eni: PrefixView | undefined): { ipv4: string[]; ipv6: string[] } {
+  return {
+    ipv4: (eni?.Ipv4PrefixSets?.Ipv4PrefixSet ?? []).map((set) => set.Ipv4Prefix),
+    ipv6: (eni?.Ipv6PrefixSets?.Ipv6PrefixSet ?? []).map((set) => set.Ipv6Prefix),
+  };
 }
 
 interface EniView {
@@ -133,6 +151,25 @@ describe('Go SDK conformance', () => {
     );
   });
 
+  it('creates an ENI with prefixes, assigns, describes and unassigns IPv4 and IPv6 prefixes', () => {
+    assert.deepEqual(prefixesOf(report.prefixCreate), {
+      ipv4: ['10.10.0.16/28'],
+      ipv6: ['2408:4005:3f2:a00:1::/80'],
+    });
+    const assignedV4 = report.prefixAssignIpv4.AssignedPrivateIpAddressesSet.Ipv4PrefixSet.Ipv4Prefixes;
+    assert.deepEqual(assignedV4, ['10.10.0.32/28', '10.10.0.48/28']);
+    const assignedV6 = report.prefixAssignIpv6.Ipv6PrefixSets.Ipv6Prefix;
+    assert.deepEqual(assignedV6, ['2408:4005:3f2:a00:2::/80']);
+    assert.deepEqual(prefixesOf(report.prefixDescribe.NetworkInterfaceSets.NetworkInterfaceSet[0]), {
+      ipv4: ['10.10.0.16/28', ...assignedV4],
+      ipv6: ['2408:4005:3f2:a00:1::/80', ...assignedV6],
+    });
+    assert.deepEqual(prefixesOf(report.prefixDescribeAfterUnassign.NetworkInterfaceSets.NetworkInterfaceSet[0]), {
+      ipv4: ['10.10.0.16/28'],
+      ipv6: ['2408:4005:3f2:a00:1::/80'],
+    });
+  });
+
   it('maps an API error to the Go SDK error with its code and HTTP status', () => {
     assert.deepEqual(report.unassignAgainError, {
       code: 'InvalidIp.IpUnassigned',
@@ -144,9 +181,10 @@ describe('Go SDK conformance', () => {
   it('leaves the emulator inventory clean and logs every call as the Go SDK sent it', async () => {
     assert.ok(harness !== undefined);
     const inventory = await harness.emulator.admin.inventory();
-    assert.ok(
-      !inventory.networkInterfaces.some((eni) => eni.eniId === report.createNetworkInterface.NetworkInterfaceId),
-    );
+    for (const eniId of [report.createNetworkInterface.NetworkInterfaceId, report.prefixCreate.NetworkInterfaceId]) {
+      assert.ok(!inventory.networkInterfaces.some((eni) => eni.eniId === eniId), `${eniId} left behind`);
+    }
+    assert.deepEqual(inventory.ipPrefixes, []);
     assert.equal(inventory.networkInterfaces.filter((eni) => eni.instanceId === DEMO.instanceLargeH).length, 1);
     const entries = await harness.emulator.admin.calls();
     const outcomes = new Map<string, Set<string>>();
@@ -159,6 +197,8 @@ describe('Go SDK conformance', () => {
       DescribeNetworkInterfaces: ['Success'],
       AssignPrivateIpAddresses: ['Success'],
       UnassignPrivateIpAddresses: ['InvalidIp.IpUnassigned', 'Success'],
+      AssignIpv6Addresses: ['Success'],
+      UnassignIpv6Addresses: ['Success'],
       DetachNetworkInterface: ['Success'],
       DeleteNetworkInterface: ['Success'],
     });

@@ -253,6 +253,34 @@ describe('IP prefixes', () => {
     );
   });
 
+  it('starts fixture ENIs with the prefixes they ask for', async () => {
+    const fixture = await demoFixtureWithTinyVSwitch();
+    fixture.networkInterfaces = [
+      {
+        networkInterfaceId: 'eni-fixture-prefixes',
+        vSwitchId: DEMO.vSwitchH,
+        securityGroupIds: [DEMO.securityGroup],
+        instanceId: DEMO.instanceLargeH,
+        ipv4PrefixCount: 2,
+        ipv6PrefixCount: 1,
+      },
+    ];
+    const started = await startEmulatorHarness({ fixture });
+    try {
+      const inventory = await started.emulator.admin.inventory();
+      assert.deepEqual(
+        inventory.ipPrefixes.map((item) => [item.prefix, item.family, item.eniId, item.instanceId]),
+        [
+          ['10.10.0.16/28', 'ipv4', 'eni-fixture-prefixes', DEMO.instanceLargeH],
+          ['10.10.0.32/28', 'ipv4', 'eni-fixture-prefixes', DEMO.instanceLargeH],
+          ['2408:4005:3f2:a00:1::/80', 'ipv6', 'eni-fixture-prefixes', DEMO.instanceLargeH],
+        ],
+      );
+    } finally {
+      await started.close();
+    }
+  });
+
   it('has no /28 in a vSwitch narrower than one', async () => {
     const tiny = await startEmulatorHarness({ fixture: await demoFixtureWithTinyVSwitch() });
     try {

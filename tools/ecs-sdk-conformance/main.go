@@ -3,7 +3,8 @@
 //
 // It runs the calls Terway's controller makes on an ENI's life: DescribeInstanceTypes, DescribeVSwitches,
 // CreateNetworkInterface, AttachNetworkInterface, DescribeNetworkInterfaces, Assign/UnassignPrivateIpAddresses,
-// DetachNetworkInterface and DeleteNetworkInterface, plus one call that must fail, to check error mapping.
+// DetachNetworkInterface and DeleteNetworkInterface, plus one call that must fail, to check error mapping; then an IP
+// prefix round trip on a second ENI (prefixes.go).
 // Any unexpected error ends the run with exit code 1 and the error on stderr.
 //
 // To move to another SDK release: `go get github.com/alibabacloud-go/ecs-20140526/v7@<version>` (and the same for
@@ -174,6 +175,10 @@ func run(opts options) (map[string]any, error) {
 		return nil, fmt.Errorf("DeleteNetworkInterface: %w", err)
 	}
 	if _, err := waitForStatus(ecsClient, opts, eniID, ""); err != nil {
+		return nil, err
+	}
+
+	if err := prefixRoundTrip(ecsClient, opts, report); err != nil {
 		return nil, err
 	}
 

@@ -9,9 +9,16 @@ export const ECS_FAILURE_TYPES = [
   'EcsThrottled',
   /** 5xx, `InternalError`, `ServiceUnavailable`, `Operation.Conflict`, transport errors and timeouts: retry. */
   'EcsTransient',
-  /** `InvalidVSwitchId.IpNotEnough`, `QuotaExceeded.PrivateIpAddress`: block the vSwitch, do not retry. */
+  /**
+   * `InvalidVSwitchId.IpNotEnough`, `QuotaExceeded.PrivateIpAddress`: block the vSwitch, do not retry. Prefix calls
+   * meet the same codes when no free /28 (or /80) is left, which can happen while single addresses remain.
+   */
   'EcsVSwitchExhausted',
-  /** `EniPerInstanceLimitExceeded`, `InvalidOperation.Ipv4CountExceeded/Ipv6CountExceeded`: resync, do not retry. */
+  /**
+   * `EniPerInstanceLimitExceeded`, `InvalidOperation.Ipv4CountExceeded/Ipv6CountExceeded`: resync, do not retry.
+   * IPv4 prefixes share the ENI's `EniPrivateIpAddressQuantity` slots with its addresses, so a prefix assign past
+   * them answers `Ipv4CountExceeded` too (ECS documents no prefix-specific code).
+   */
   'EcsQuotaExceeded',
   /** `InvalidEniId.NotFound`, `InvalidEcsId.NotFound`, …: the resource is gone. */
   'EcsNotFound',

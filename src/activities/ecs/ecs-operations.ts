@@ -11,7 +11,8 @@ export type EcsOperation = EcsApiName;
 /**
  * Error codes that mean an operation's goal already holds, per operation: the saga's clean-ups meet them all the
  * time (detaching an ENI that never got attached, deleting one that is already gone) and the activities treat them
- * as done, so metrics count them as `noop`, not as failures. Detach's `InvalidEniState` is the cloud's answer for
+ * as done, so metrics count them as `noop`, not as failures. Unassigning prefixes is the same action with
+ * `Ipv4Prefix.N` / `Ipv6Prefix.N` and answers the same codes for a prefix that is already gone. Detach's `InvalidEniState` is the cloud's answer for
  * an ENI that is `Available` (never attached, or already detached); the activity confirms that with a describe.
  */
 export const ALREADY_DONE_CODES: Readonly<Partial<Record<EcsOperation, readonly string[]>>> = {

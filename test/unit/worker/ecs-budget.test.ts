@@ -144,6 +144,21 @@ describe('routing ECS activities to their budget queues', () => {
     assert.equal(describe?.maxTaskQueueActivitiesPerSecond, 790 / 60);
   });
 
+  it('runs the prefix activities on the queues (and budgets) of the address activities: same OpenAPI actions', () => {
+    const queues = routeActivities({
+      taskQueue: 'eniflow',
+      activities,
+      callsPerMinute: DEFAULT_CALLS_PER_MINUTE,
+      ecsActivityNames: Object.keys(activities),
+    });
+    const activitiesOn = (api: string) =>
+      Object.keys(queues.find((queue) => queue.api === api)?.activities ?? {}).sort();
+    assert.deepEqual(activitiesOn('AssignPrivateIpAddresses'), ['assignIpv4', 'assignIpv4Prefixes']);
+    assert.deepEqual(activitiesOn('UnassignPrivateIpAddresses'), ['unassignIpv4', 'unassignIpv4Prefixes']);
+    assert.deepEqual(activitiesOn('AssignIpv6Addresses'), ['assignIpv6', 'assignIpv6Prefixes']);
+    assert.deepEqual(activitiesOn('UnassignIpv6Addresses'), ['unassignIpv6', 'unassignIpv6Prefixes']);
+  });
+
   it('refuses to start with an ECS activity that has no queue', () => {
     assert.throws(
       () =>
