@@ -17,7 +17,11 @@ function ids(list: readonly string[]): string {
  * scheduled event (about 80 bytes), which a quiet pass should not pay for.
  */
 const SUMMARIES: { [K in ActivityName]?: (input: InputOf<K>) => string } = {
-  createEni: (input) => `${input.eniKind} ENI in ${input.vSwitchId}, ${input.ipv4Count} IPv4 + ${input.ipv6Count} IPv6`,
+  createEni: (input) =>
+    `${input.eniKind} ENI in ${input.vSwitchId}, ${input.ipv4Count} IPv4 + ${input.ipv6Count} IPv6` +
+    ((input.ipv4PrefixCount ?? 0) + (input.ipv6PrefixCount ?? 0) > 0
+      ? `, ${input.ipv4PrefixCount ?? 0} IPv4 + ${input.ipv6PrefixCount ?? 0} IPv6 prefixes`
+      : ''),
   attachEni: (input) => `${input.eniId} → ${input.instanceId}`,
   waitEniStatus: (input) => `${input.eniId} until ${input.status}`,
   detachEni: (input) => `${input.eniId} from ${input.instanceId}`,
@@ -26,6 +30,10 @@ const SUMMARIES: { [K in ActivityName]?: (input: InputOf<K>) => string } = {
   assignIpv6: (input) => `${input.count} on ${input.eniId}`,
   unassignIpv4: (input) => `${input.ips.length} from ${input.eniId}`,
   unassignIpv6: (input) => `${input.ips.length} from ${input.eniId}`,
+  assignIpv4Prefixes: (input) => `${input.count} prefixes on ${input.eniId}`,
+  assignIpv6Prefixes: (input) => `${input.count} prefixes on ${input.eniId}`,
+  unassignIpv4Prefixes: (input) => `${input.prefixes.length} prefixes from ${input.eniId}`,
+  unassignIpv6Prefixes: (input) => `${input.prefixes.length} prefixes from ${input.eniId}`,
   describeNodeEnis: (input) => input.instanceId,
   describeEnisById: (input) => ids(input.eniIds),
   findEnisByIntent: (input) => `intent ${ids(input.clientTokens)}`,
