@@ -184,6 +184,30 @@ describe('IP prefix mode', () => {
         );
         assert.deepEqual(await cloudPrefixes(scenario), validPrefixes(refilled));
 
+        // A Frozen prefix past its frozenExpireAt is Valid again, within the same pass that would otherwise count it
+        // missing: nothing is assigned for it.
+        const [thawing] = ipv4Prefixes(refilled);
+        assert.ok(thawing !== undefined);
+        const frozenList = (refilled.status?.networkInterfaces?.[thawing.eniId]?.ipv4Prefix ?? []).map((entry) =>
+          entry.prefix === thawing.entry.prefix
+            ? { ...entry, status: 'Frozen', frozenExpireAt: '2026-01-01T00:00:00Z' }
+            : entry,
+        );
+        await env.kube.customObjects.patchClusterCustomObjectStatus(
+          {
+            ...NODE_CR_RESOURCE,
+            name: scenario.nodeName,
+            body: { status: { networkInterfaces: { [thawing.eniId]: { ipv4Prefix: frozenList } } } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        await scenario.signal('prefix-frozen-expired');
+        await scenario.waitForCr('the expired Frozen prefix Valid again', (current) => {
+          const entry = ipv4Prefixes(current).find(({ entry: e }) => e.prefix === thawing.entry.prefix)?.entry;
+          return entry?.status === 'Valid' && entry.frozenExpireAt === undefined ? current : undefined;
+        });
+        assert.equal((await callsOf(scenario, 'AssignPrivateIpAddresses')).length, 1, 'nothing assigned for it');
+
         // enableIPPrefix is fixed at creation: a change raises a Warning Event and changes nothing.
         await env.kube.customObjects.patchClusterCustomObject(
           { ...NODE_CR_RESOURCE, name: scenario.nodeName, body: { spec: { eni: { enableIPPrefix: false } } } },
