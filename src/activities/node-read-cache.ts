@@ -26,6 +26,12 @@ export interface CachedNode {
 
 const BOUND_PODS = 'spec.nodeName!=';
 
+/** When a pod was created (epoch ms), and whether it already runs with an IP (then it was not waiting for one). */
+export interface PodCreation {
+  createdMs: number;
+  hasIp: boolean;
+}
+
 /** A pod's `metadata.creationTimestamp` in epoch ms, when it has one. */
 export function creationOf(pod: V1Pod): { createdMs?: number } {
   const created = pod.metadata?.creationTimestamp;
@@ -142,15 +148,17 @@ export class NodeReadCache {
   }
 
   /**
-   * When the pod `podId` (`namespace/name`) on the node was created, if the cache holds it; given `podUid`, only
-   * if it is that pod (not an older one of the same name). Not in {@link read}'s snapshots: those land in history.
+   * When the pod `podId` (`namespace/name`) on the node was created, and whether it already runs with an IP, if the
+   * cache holds it; given `podUid`, only if it is that pod (not an older one of the same name). Not in {@link read}'s
+   * snapshots: those land in history.
    */
-  podCreatedMs(nodeName: string, podId: string, podUid?: string): number | undefined {
+  podCreation(nodeName: string, podId: string, podUid?: string): PodCreation | undefined {
     for (const view of this.pods.viewsOf(nodeName)) {
       const { namespace, name, uid } = view.pod.metadata;
       if (`${namespace}/${name}` !== podId) continue;
       if (podUid !== undefined && uid !== undefined && uid !== podUid) return undefined;
-      return view.createdMs;
+      if (view.createdMs === undefined) return undefined;
+      return { createdMs: view.createdMs, hasIp: (view.pod.status?.podIP ?? '') !== '' };
     }
     return undefined;
   }

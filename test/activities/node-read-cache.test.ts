@@ -190,19 +190,32 @@ describe('writeNodeStatusChanges', () => {
 });
 
 describe('pod→IP latency observed by the status write', () => {
-  it('takes creation times from the read cache, once per binding, and skips pods it cannot date', async () => {
+  it('takes creation times from the read cache, once per binding, and skips take-overs and pods it cannot date', async () => {
     const nodeName = uniqueName('ready');
     await createNodeCr(kube, { name: nodeName, spec: SPEC });
     const cachedPod = await createPodOnNode(kube, { namespace, name: uniqueName('cached'), nodeName });
     const cachedId = `${namespace}/${cachedPod.metadata?.name ?? ''}`;
     const createdMs = cachedPod.metadata?.creationTimestamp?.getTime() ?? Number.NaN;
+    // A pod that already runs with an IP (what a take-over binds): bound, but never waiting for its IP.
+    const running = await createPodOnNode(kube, { namespace, name: uniqueName('running'), nodeName });
+    const runningId = `${namespace}/${running.metadata?.name ?? ''}`;
+    const withIp = await kube.core.replaceNamespacedPodStatus({
+      namespace,
+      name: running.metadata?.name ?? '',
+      body: {
+        metadata: running.metadata ?? {},
+        ...(running.spec === undefined ? {} : { spec: running.spec }),
+        status: { podIP: '10.0.0.4', podIPs: [{ ip: '10.0.0.4' }] },
+      },
+    });
     const frozen = new NodeReadCache({ kubeConfig: kube.kubeConfig, logger });
     frozen.start();
     try {
       await frozen.synced;
-      assert.ok(await frozen.waitFor({ pods: cachedPod.metadata?.resourceVersion ?? '' }, 5_000));
-      assert.equal(frozen.podCreatedMs(nodeName, cachedId), createdMs);
-      assert.equal(frozen.podCreatedMs(nodeName, cachedId, 'another-uid'), undefined, 'an older pod of the name');
+      assert.ok(await frozen.waitFor({ pods: withIp.metadata?.resourceVersion ?? '' }, 5_000));
+      assert.deepEqual(frozen.podCreation(nodeName, cachedId), { createdMs, hasIp: false });
+      assert.equal(frozen.podCreation(nodeName, runningId)?.hasIp, true);
+      assert.equal(frozen.podCreation(nodeName, cachedId, 'another-uid'), undefined, 'an older pod of the name');
       // Stopped, and the pod deleted: only the cache can still date it (a live look-up would not find it).
       await frozen.stop();
       await deletePodNow(kube, { namespace, name: cachedPod.metadata?.name ?? '' });
@@ -232,11 +245,11 @@ describe('pod→IP latency observed by the status write', () => {
       await write({ '10.0.0.2': undefined });
       assert.equal(observed.length, 0, 'an idle IP readies no pod');
       const beforeMs = Date.now();
-      await write({ '10.0.0.2': cachedId, '10.0.0.3': `${namespace}/never-created` });
+      await write({ '10.0.0.2': cachedId, '10.0.0.3': `${namespace}/never-created`, '10.0.0.4': runningId });
       assert.deepEqual(
         observed.map((pod) => pod.podId),
         [cachedId],
-        'the bound pod the cache dates is observed; one nobody can date is skipped, and the write still lands',
+        'the pod the cache dates is observed; one nobody can date and one already running with its IP are not',
       );
       const seconds = observed[0]?.seconds ?? -1;
       assert.ok(
@@ -244,7 +257,7 @@ describe('pod→IP latency observed by the status write', () => {
         String(seconds),
       );
       // The same bindings written again (a retried write): nothing new.
-      await write({ '10.0.0.2': cachedId, '10.0.0.3': `${namespace}/never-created` });
+      await write({ '10.0.0.2': cachedId, '10.0.0.3': `${namespace}/never-created`, '10.0.0.4': runningId });
       assert.equal(observed.length, 1);
       const cr = await readNodeCr(kube, nodeName);
       assert.equal(cr.status?.networkInterfaces?.['eni-1']?.ipv4?.['10.0.0.3']?.podID, `${namespace}/never-created`);

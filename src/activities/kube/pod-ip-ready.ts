@@ -1,6 +1,7 @@
 import { enabledFamilies, newlyReadyPods, podIpReadySeconds } from '../../ipam/index.js';
 import type { ReadyPod } from '../../ipam/index.js';
 import { creationOf } from '../node-read-cache.js';
+import type { PodCreation } from '../node-read-cache.js';
 import type { KubeContext } from './kube-context.js';
 import { asRecord } from './node-snapshot.js';
 import type { RawObject } from './node-snapshot.js';
@@ -17,39 +18,47 @@ import type { RawObject } from './node-snapshot.js';
  *
  * Creation times come from the worker's read cache; pods it does not hold (no cache, or not synced yet) are looked
  * up with one list of the node's pods from the apiserver's watch cache. A failed look-up loses the observation,
- * never the write.
+ * never the write. A pod that already runs with an IP when it is bound (take-over after a CR was rebuilt or a
+ * migration) was not waiting: it is not observed, or its age would page as latency.
  */
 export function createPodIpReadyReporter(ctx: KubeContext) {
   const { deps, core, call, logFor } = ctx;
 
-  async function liveCreationTimes(nodeName: string): Promise<Map<string, { uid?: string; createdMs?: number }>> {
+  async function liveCreations(nodeName: string): Promise<Map<string, PodCreation & { uid?: string }>> {
     const pods = await core.listPodForAllNamespaces(
       { fieldSelector: `spec.nodeName=${nodeName}`, resourceVersion: '0' },
       call(),
     );
-    const times = new Map<string, { uid?: string; createdMs?: number }>();
+    const creations = new Map<string, PodCreation & { uid?: string }>();
     for (const pod of pods.items) {
-      const podId = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-      times.set(podId, { ...(pod.metadata?.uid === undefined ? {} : { uid: pod.metadata.uid }), ...creationOf(pod) });
+      const { createdMs } = creationOf(pod);
+      if (createdMs === undefined) continue;
+      creations.set(`${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`, {
+        createdMs,
+        hasIp: (pod.status?.podIP ?? '') !== '',
+        ...(pod.metadata?.uid === undefined ? {} : { uid: pod.metadata.uid }),
+      });
     }
-    return times;
+    return creations;
   }
 
-  async function creationTimes(nodeName: string, pods: readonly ReadyPod[]): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
+  async function creations(nodeName: string, pods: readonly ReadyPod[]): Promise<Map<string, PodCreation>> {
+    const found = new Map<string, PodCreation>();
     const missing: ReadyPod[] = [];
     for (const pod of pods) {
-      const createdMs = deps.readCache?.podCreatedMs(nodeName, pod.podId, pod.podUid);
-      if (createdMs === undefined) missing.push(pod);
-      else found.set(pod.podId, createdMs);
+      const creation = deps.readCache?.podCreation(nodeName, pod.podId, pod.podUid);
+      if (creation === undefined) missing.push(pod);
+      else found.set(pod.podId, creation);
     }
     if (missing.length === 0) return found;
     try {
-      const live = await liveCreationTimes(nodeName);
+      const live = await liveCreations(nodeName);
       for (const pod of missing) {
         const entry = live.get(pod.podId);
-        const samePod = pod.podUid === undefined || entry?.uid === undefined || entry.uid === pod.podUid;
-        if (entry?.createdMs !== undefined && samePod) found.set(pod.podId, entry.createdMs);
+        if (entry === undefined) continue;
+        if (pod.podUid === undefined || entry.uid === undefined || entry.uid === pod.podUid) {
+          found.set(pod.podId, { createdMs: entry.createdMs, hasIp: entry.hasIp });
+        }
       }
     } catch (error) {
       logFor(nodeName).debug({ err: error }, 'Pod creation times unavailable: pod→IP latency not observed');
@@ -74,14 +83,15 @@ export function createPodIpReadyReporter(ctx: KubeContext) {
       after: input.written,
     });
     if (pods.length === 0) return;
-    const created = await creationTimes(input.nodeName, pods);
+    const known = await creations(input.nodeName, pods);
     for (const pod of pods) {
-      const createdMs = created.get(pod.podId);
-      if (createdMs === undefined) continue;
+      const creation = known.get(pod.podId);
+      // A pod already running with an IP was taken over (a CR rebuilt, a migration), not served: its age is no wait.
+      if (creation === undefined || creation.hasIp) continue;
       observe({
         nodeName: input.nodeName,
         podId: pod.podId,
-        seconds: podIpReadySeconds({ createdMs, readyMs: input.writtenAtMs }),
+        seconds: podIpReadySeconds({ createdMs: creation.createdMs, readyMs: input.writtenAtMs }),
       });
     }
   };
