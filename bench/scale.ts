@@ -38,13 +38,16 @@ import {
   EcsCallCounter,
   apiserverRequestsByVerb,
   diffCounts,
+  histogramQuantile,
+  histogramSince,
   historyTotals,
   prometheusCounter,
+  prometheusHistogram,
   sampleProcess,
   sampleSelf,
   sumCounts,
 } from './scale/probes.js';
-import type { ApiserverAccess, Counts, HistoryTotals, ProcessSample } from './scale/probes.js';
+import type { ApiserverAccess, Counts, HistoryTotals, ProcessSample, ScrapedHistogram } from './scale/probes.js';
 import { formatReport, summarizeLatencies } from './scale/report.js';
 import type { ProcessFigures, ScaleReport } from './scale/report.js';
 
@@ -125,6 +128,8 @@ interface Snapshot {
   ecs: Counts;
   history: HistoryTotals;
   signals: number;
+  /** The first worker's pod → IP histogram (absent once it was killed). */
+  podIpReady?: ScrapedHistogram;
 }
 
 /** Cleanup steps, run last-in first-out exactly once (normal end, failure or signal). */
@@ -201,7 +206,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   cleanup.add('Temporal client', () => connection.close());
   const client = new Client({ connection, namespace: 'default' });
 
-  const [workerMetricsPort, watcherHealthPort] = await reserveFreePorts(2);
+  const [workerMetricsPort, watcherHealthPort, workerHealthPort] = await reserveFreePorts(3);
   const roleEnv: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'],
     HOME: process.env['HOME'],
@@ -217,7 +222,12 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     ENI_POLL_INTERVAL_MS: String(options.eniPollIntervalMs),
     LOG_LEVEL: 'info',
   };
-  const workerEnv = { ...roleEnv, METRICS_ADDRESS: `127.0.0.1:${workerMetricsPort ?? 0}` };
+  const workerEnv = {
+    ...roleEnv,
+    METRICS_ADDRESS: `127.0.0.1:${workerMetricsPort ?? 0}`,
+    HEALTH_ADDRESS: `127.0.0.1:${workerHealthPort ?? 0}`,
+  };
+  const workerMetricsUrl = `http://127.0.0.1:${workerHealthPort ?? 0}/metrics`;
   const watcherHealthUrl = `http://127.0.0.1:${watcherHealthPort ?? 0}`;
   const watcherEnv = {
     ...roleEnv,
@@ -259,6 +269,9 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
       ecs: await ecsCalls.drain(),
       history: await historyTotals(client, TASK_QUEUE),
       signals: await prometheusCounter(`${watcherHealthUrl}/metrics`, 'eniflow_watcher_signals_sent_total'),
+      ...(worker.hasExited
+        ? {}
+        : { podIpReady: await prometheusHistogram(workerMetricsUrl, 'eniflow_pod_ip_ready_seconds') }),
     };
   };
 
@@ -368,6 +381,8 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     events: ((to.events - from.events) / options.nodes) * factor,
     bytes: ((to.bytes - from.bytes) / options.nodes) * factor,
   });
+  const noHistogram: ScrapedHistogram = { buckets: [], count: 0 };
+  const burstHistogram = histogramSince(afterBurst.podIpReady ?? noHistogram, beforeBurst.podIpReady ?? noHistogram);
   const noHistory: HistoryTotals = { workflows: 0, runs: 0, events: 0, bytes: 0 };
   keepLogs = options.keepLogs;
   if (keepLogs) log(`logs kept in ${servers.runDir}`);
@@ -390,6 +405,11 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
       served: tracker.latencies(ids).length,
       createSeconds: createMs / 1000,
       latencyMs: summarizeLatencies(tracker.latencies(ids)),
+      workerHistogram: {
+        count: burstHistogram.count,
+        p50Seconds: histogramQuantile(0.5, burstHistogram),
+        p99Seconds: histogramQuantile(0.99, burstHistogram),
+      },
       allServedSeconds: allServedMs / 1000,
       settledSeconds: settledMs / 1000,
     },

@@ -139,6 +139,61 @@ export async function prometheusCounter(url: string, metric: string): Promise<nu
   return total;
 }
 
+/** A Prometheus histogram as scraped: cumulative counts per upper bound (ascending, `+Inf` last), summed over series. */
+export interface ScrapedHistogram {
+  buckets: { le: number; count: number }[];
+  count: number;
+}
+
+/** Scrapes one histogram from a Prometheus text page, summing its series over every label but `le`. */
+export async function prometheusHistogram(url: string, metric: string): Promise<ScrapedHistogram> {
+  const text = await (await fetch(url)).text();
+  const byBound = new Map<number, number>();
+  let count = 0;
+  for (const line of text.split('\n')) {
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith(`${metric}_count `) || line.startsWith(`${metric}_count{`)) count += value;
+    if (!line.startsWith(`${metric}_bucket{`)) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (le === undefined) continue;
+    const bound = le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le);
+    byBound.set(bound, (byBound.get(bound) ?? 0) + value);
+  }
+  const buckets = [...byBound].sort((a, b) => a[0] - b[0]).map(([le, bucketCount]) => ({ le, count: bucketCount }));
+  return { buckets, count };
+}
+
+/** `later − earlier`, bucket by bucket: the observations made between two scrapes of one process. */
+export function histogramSince(later: ScrapedHistogram, earlier: ScrapedHistogram): ScrapedHistogram {
+  const before = new Map(earlier.buckets.map((bucket) => [bucket.le, bucket.count]));
+  return {
+    buckets: later.buckets.map((bucket) => ({ le: bucket.le, count: bucket.count - (before.get(bucket.le) ?? 0) })),
+    count: later.count - earlier.count,
+  };
+}
+
+/**
+ * The q-quantile as Prometheus's `histogram_quantile` estimates it: linear within the bucket it falls in, the upper
+ * bound of the last finite bucket when it falls in `+Inf`, NaN without observations.
+ */
+export function histogramQuantile(q: number, histogram: ScrapedHistogram): number {
+  const total = histogram.buckets.at(-1)?.count ?? 0;
+  if (total === 0) return Number.NaN;
+  const rank = q * total;
+  let lowerBound = 0;
+  let lowerCount = 0;
+  for (const bucket of histogram.buckets) {
+    if (bucket.count >= rank) {
+      if (bucket.le === Number.POSITIVE_INFINITY) return lowerBound;
+      const inBucket = bucket.count - lowerCount;
+      return inBucket === 0 ? bucket.le : lowerBound + ((bucket.le - lowerBound) * (rank - lowerCount)) / inBucket;
+    }
+    lowerBound = bucket.le;
+    lowerCount = bucket.count;
+  }
+  return lowerBound;
+}
+
 /**
  * Follows the emulator's call log and counts calls by action. The log is a ring buffer, so it is drained
  * often (every `intervalMs`) and a gap in sequence numbers is reported as lost calls.

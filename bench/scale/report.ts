@@ -41,6 +41,11 @@ export interface ScaleReport {
     createSeconds: number;
     /** Pod created → its IP in the node's CR. */
     latencyMs: LatencySummary;
+    /**
+     * The same as the worker measures it (`eniflow_pod_ip_ready_seconds`, creation timestamp in whole seconds → the
+     * status write), observations during the burst, quantiles interpolated in its buckets as Prometheus does.
+     */
+    workerHistogram: { count: number; p50Seconds: number; p99Seconds: number };
     /** First pod created → last pod's IP in its CR. */
     allServedSeconds: number;
     /** First pod created → no ECS call and no CR change for the settle period. */
@@ -138,6 +143,10 @@ export function formatReport(report: ScaleReport): string {
         [
           'pod → IP in CR, p50 / p99 / max',
           `${seconds(burst.latencyMs.p50)} / ${seconds(burst.latencyMs.p99)} / ${seconds(burst.latencyMs.max)}`,
+        ],
+        [
+          'pod → IP, worker histogram: observations, p50 / p99',
+          `${burst.workerHistogram.count}, ${fixed(burst.workerHistogram.p50Seconds)} s / ${fixed(burst.workerHistogram.p99Seconds)} s`,
         ],
         [
           'first pod created → all served',

@@ -25,6 +25,20 @@ export interface CachedNode {
 }
 
 const BOUND_PODS = 'spec.nodeName!=';
+
+/** When a pod was created (epoch ms), and whether it already runs with an IP (then it was not waiting for one). */
+export interface PodCreation {
+  createdMs: number;
+  hasIp: boolean;
+}
+
+/** A pod's `metadata.creationTimestamp` in epoch ms, when it has one. */
+export function creationOf(pod: V1Pod): { createdMs?: number } {
+  const created = pod.metadata?.creationTimestamp;
+  if (created === undefined) return {};
+  const ms = new Date(created).getTime();
+  return Number.isFinite(ms) ? { createdMs: ms } : {};
+}
 const DEFAULT_WATCH = { serverTimeoutSeconds: 300, idleTimeoutMs: 90_000, listTimeoutMs: 60_000 };
 
 /**
@@ -34,7 +48,7 @@ const DEFAULT_WATCH = { serverTimeoutSeconds: 300, idleTimeoutMs: 90_000, listTi
  * signal carries ({@link waitFor}) name the informer that must have seen them.
  */
 export class NodeReadCache {
-  private readonly pods: ResourceInformer<V1Pod, { nodeName: string; pod: PodSnapshot }>;
+  private readonly pods: ResourceInformer<V1Pod, { nodeName: string; pod: PodSnapshot; createdMs?: number }>;
   private readonly nodeCrs: ResourceInformer<KubernetesObject, { nodeName: string; raw: RawObject }>;
   private readonly coreNodes: ResourceInformer<
     V1Node,
@@ -52,7 +66,11 @@ export class NodeReadCache {
       path: '/api/v1/pods',
       fieldSelector: BOUND_PODS,
       list: (signal) => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS }, abortOptions(signal)),
-      view: (pod: V1Pod) => ({ nodeName: pod.spec?.nodeName ?? '', pod: podSnapshotOf(pod) }),
+      view: (pod: V1Pod) => ({
+        nodeName: pod.spec?.nodeName ?? '',
+        pod: podSnapshotOf(pod),
+        ...creationOf(pod),
+      }),
     });
     this.nodeCrs = new ResourceInformer({
       ...common,
@@ -127,6 +145,22 @@ export class NodeReadCache {
       // Watch events arrive in order: polling the informers' versions is enough (a bookmark also moves them).
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+  }
+
+  /**
+   * When the pod `podId` (`namespace/name`) on the node was created, and whether it already runs with an IP, if the
+   * cache holds it; given `podUid`, only if it is that pod (not an older one of the same name). Not in {@link read}'s
+   * snapshots: those land in history.
+   */
+  podCreation(nodeName: string, podId: string, podUid?: string): PodCreation | undefined {
+    for (const view of this.pods.viewsOf(nodeName)) {
+      const { namespace, name, uid } = view.pod.metadata;
+      if (`${namespace}/${name}` !== podId) continue;
+      if (podUid !== undefined && uid !== undefined && uid !== podUid) return undefined;
+      if (view.createdMs === undefined) return undefined;
+      return { createdMs: view.createdMs, hasIp: (view.pod.status?.podIP ?? '') !== '' };
+    }
+    return undefined;
   }
 
   /** The node as the informers hold it now; undefined before they have synced. */

@@ -34,3 +34,4 @@ export * from './resource-version.js';
 export * from './stuck-wait.js';
 export * from './prefix-records.js';
 export * from './prefix-plan.js';
+export * from './latency-observations.js';

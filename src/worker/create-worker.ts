@@ -121,6 +121,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     vSwitches,
     kubeConfig: deps.kubeConfig,
     logger: deps.logger,
+    podIpReady: metrics.podIpReady,
     ...(deps.readCache === undefined ? {} : { readCache: deps.readCache }),
     ...(deps.eniPollIntervalMs === undefined ? {} : { eniPollIntervalMs: deps.eniPollIntervalMs }),
     ...(deps.tracing === undefined ? {} : { tracer: deps.tracing.callTracer }),

@@ -5,6 +5,7 @@ import type { EcsCallObserver } from '../activities/ecs/alibaba-ecs-api.js';
 import type { EcsFailureType } from '../activities/ecs/ecs-errors.js';
 import { ALREADY_DONE_CODES } from '../activities/ecs/ecs-operations.js';
 import type { EcsOperation } from '../activities/ecs/ecs-operations.js';
+import type { PodIpReadyObserver } from '../activities/kube/kube-context.js';
 import type { EniflowMetricsSinks } from '../workflows/metrics-sinks.js';
 
 /**
@@ -29,6 +30,12 @@ export function ecsCallOutcome(call: {
  */
 const NODE_SERIES_TTL_MS = 24 * 3_600_000;
 
+/** Pod creation to IP in the CR: from 0.1 s (a warm pool) to 5 minutes (a new ENI behind throttling). */
+export const POD_IP_READY_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300];
+
+/** Attach to InUse, 1–180 s as Terway's (its ECS attach times out at 2 min, ours waits up to 4). */
+export const ENI_ATTACH_BUCKETS = [1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180];
+
 /** Anything that knows which vSwitches it has blocked (the worker's `VSwitchCache`). */
 export interface BlockedVSwitchSource {
   blocked(): readonly { vSwitchId: string }[];
@@ -39,6 +46,8 @@ export interface WorkerMetrics {
   readonly registry: Registry;
   readonly ecsCallObserver: EcsCallObserver;
   readonly sinks: InjectedSinks<EniflowMetricsSinks>;
+  /** Told by the status write of each pod it made ready, with the seconds since the pod's creation. */
+  readonly podIpReady: PodIpReadyObserver;
   /** Exports the blocked vSwitches of this cache too (a process may run several workers, as tests do). */
   watchVSwitches(source: BlockedVSwitchSource): void;
   /** Exports the cluster's ECS budget per action (`eniflow_ecs_budget_calls_per_minute`). */
@@ -189,6 +198,24 @@ export function createWorkerMetrics(): WorkerMetrics {
     registers,
   });
 
+  const podIpReady = new Histogram({
+    name: 'eniflow_pod_ip_ready_seconds',
+    help:
+      "Pod creation (metadata.creationTimestamp, whole seconds) to its IPs in the Node CR status (Terway's " +
+      'AllocIPSucceed as its e2e harness measures it), observed once per pod by the status write that bound it.',
+    buckets: POD_IP_READY_BUCKETS,
+    registers,
+  });
+  const eniAttach = new Histogram({
+    name: 'eniflow_eni_attach_duration_seconds',
+    help:
+      'AttachNetworkInterface call to the ENI InUse (Terway: terway_eni_attach_duration_seconds), by result ' +
+      '(success, failed, timeout) and eni_type (secondary, trunk, erdma); workflow time, not counted on replay.',
+    labelNames: ['result', 'eni_type'],
+    buckets: ENI_ATTACH_BUCKETS,
+    registers,
+  });
+
   const sinks: InjectedSinks<EniflowMetricsSinks> = {
     eniflowMetrics: {
       nodePass: {
@@ -209,6 +236,13 @@ export function createWorkerMetrics(): WorkerMetrics {
           nodes.delete(gone.nodeName);
         },
       },
+      eniAttach: {
+        // Not on replay: a worker that picks up the workflow must not count its past attaches again.
+        callDuringReplay: false,
+        fn: (_info, attach) => {
+          eniAttach.observe({ result: attach.result, eni_type: attach.eniType }, attach.seconds);
+        },
+      },
       janitorPass: {
         fn: (_info, pass) => {
           const mode = { dry_run: String(pass.dryRun) };
@@ -227,6 +261,9 @@ export function createWorkerMetrics(): WorkerMetrics {
     registry,
     ecsCallObserver,
     sinks,
+    podIpReady: (pod) => {
+      podIpReady.observe(pod.seconds);
+    },
     watchVSwitches: (source) => {
       vSwitchSources.add(source);
     },

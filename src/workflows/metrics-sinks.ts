@@ -1,6 +1,7 @@
 import { proxySinks } from '@temporalio/workflow';
 import type { Sinks } from '@temporalio/workflow';
 
+import type { AttachResult } from '../ipam/index.js';
 import type { IpamState } from './messages.js';
 
 /**
@@ -12,6 +13,11 @@ export interface EniflowMetricsSinks extends Sinks {
   eniflowMetrics: {
     /** A node workflow finished a reconcile pass; `ok` is false when the pass failed (it will back off and retry). */
     nodePass(pass: { nodeName: string; ok: boolean; ipamState: IpamState; atMs: number }): void;
+    /**
+     * One ENI attach this workflow started, from the attach call to InUse (`success`), to a failure of the attach or
+     * of the wait (`failed`), or to a Temporal timeout of either (`timeout`), in workflow time.
+     */
+    eniAttach(attach: { nodeName: string; eniType: string; result: AttachResult; seconds: number }): void;
     /** The node's workflow ended (its Node CR is gone): its per-node series go. */
     nodeGone(node: { nodeName: string }): void;
     /**

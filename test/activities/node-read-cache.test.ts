@@ -1,7 +1,8 @@
 /**
  * The worker's read cache against the real test kube-apiserver: `readNodeView` answers from the
  * informers with the same view a live read gives, waits for the cache to have seen what the workflow saw, and reads
- * live when it has not (a frozen cache stands for one that lags). Also the compact status write.
+ * live when it has not (a frozen cache stands for one that lags). Also the compact status write, and the pod→IP
+ * latency it observes.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -18,6 +19,7 @@ import {
   createPodOnNode,
   createTestNamespace,
   deleteNodeCr,
+  deletePodNow,
   kubeTestClients,
   readNodeCr,
   readyCondition,
@@ -182,6 +184,85 @@ describe('writeNodeStatusChanges', () => {
         (error: unknown) => error instanceof Error && 'type' in error && error.type === 'KubeStaleBase',
       );
     } finally {
+      await deleteNodeCr(kube, nodeName);
+    }
+  });
+});
+
+describe('pod→IP latency observed by the status write', () => {
+  it('takes creation times from the read cache, once per binding, and skips take-overs and pods it cannot date', async () => {
+    const nodeName = uniqueName('ready');
+    await createNodeCr(kube, { name: nodeName, spec: SPEC });
+    const cachedPod = await createPodOnNode(kube, { namespace, name: uniqueName('cached'), nodeName });
+    const cachedId = `${namespace}/${cachedPod.metadata?.name ?? ''}`;
+    const createdMs = cachedPod.metadata?.creationTimestamp?.getTime() ?? Number.NaN;
+    // A pod that already runs with an IP (what a take-over binds): bound, but never waiting for its IP.
+    const running = await createPodOnNode(kube, { namespace, name: uniqueName('running'), nodeName });
+    const runningId = `${namespace}/${running.metadata?.name ?? ''}`;
+    const withIp = await kube.core.replaceNamespacedPodStatus({
+      namespace,
+      name: running.metadata?.name ?? '',
+      body: {
+        metadata: running.metadata ?? {},
+        ...(running.spec === undefined ? {} : { spec: running.spec }),
+        status: { podIP: '10.0.0.4', podIPs: [{ ip: '10.0.0.4' }] },
+      },
+    });
+    const frozen = new NodeReadCache({ kubeConfig: kube.kubeConfig, logger });
+    frozen.start();
+    try {
+      await frozen.synced;
+      assert.ok(await frozen.waitFor({ pods: withIp.metadata?.resourceVersion ?? '' }, 5_000));
+      assert.deepEqual(frozen.podCreation(nodeName, cachedId), { createdMs, hasIp: false });
+      assert.equal(frozen.podCreation(nodeName, runningId)?.hasIp, true);
+      assert.equal(frozen.podCreation(nodeName, cachedId, 'another-uid'), undefined, 'an older pod of the name');
+      // Stopped, and the pod deleted: only the cache can still date it (a live look-up would not find it).
+      await frozen.stop();
+      await deletePodNow(kube, { namespace, name: cachedPod.metadata?.name ?? '' });
+      const observed: { podId: string; seconds: number }[] = [];
+      const activities = createKubeActivities({
+        kubeConfig: kube.kubeConfig,
+        logger,
+        readCache: frozen,
+        podIpReady: (pod) => observed.push({ podId: pod.podId, seconds: pod.seconds }),
+      });
+      const entry = (ip: string, podID?: string) => ({
+        ip,
+        primary: false,
+        status: 'Valid',
+        ...(podID === undefined ? {} : { podID, podUID: podID === cachedId ? cachedPod.metadata?.uid : 'u-x' }),
+      });
+      const eni = (bindings: Record<string, string | undefined>) => ({
+        id: 'eni-1',
+        status: 'InUse',
+        ipv4: Object.fromEntries(Object.entries(bindings).map(([ip, podID]) => [ip, entry(ip, podID)])),
+      });
+      const write = (bindings: Record<string, string | undefined>) =>
+        run(() =>
+          activities.writeNodeStatusChanges({ nodeName, eniChanges: [{ path: ['eni-1'], value: eni(bindings) }] }),
+        );
+
+      await write({ '10.0.0.2': undefined });
+      assert.equal(observed.length, 0, 'an idle IP readies no pod');
+      const beforeMs = Date.now();
+      await write({ '10.0.0.2': cachedId, '10.0.0.3': `${namespace}/never-created`, '10.0.0.4': runningId });
+      assert.deepEqual(
+        observed.map((pod) => pod.podId),
+        [cachedId],
+        'the pod the cache dates is observed; one nobody can date and one already running with its IP are not',
+      );
+      const seconds = observed[0]?.seconds ?? -1;
+      assert.ok(
+        seconds >= (beforeMs - createdMs) / 1000 && seconds <= (Date.now() - createdMs) / 1000 + 1,
+        String(seconds),
+      );
+      // The same bindings written again (a retried write): nothing new.
+      await write({ '10.0.0.2': cachedId, '10.0.0.3': `${namespace}/never-created`, '10.0.0.4': runningId });
+      assert.equal(observed.length, 1);
+      const cr = await readNodeCr(kube, nodeName);
+      assert.equal(cr.status?.networkInterfaces?.['eni-1']?.ipv4?.['10.0.0.3']?.podID, `${namespace}/never-created`);
+    } finally {
+      await frozen.stop();
       await deleteNodeCr(kube, nodeName);
     }
   });

@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 
 import { watcherRegistry } from '../../src/watcher/health-server.js';
 import type { HealthSource } from '../../src/watcher/health-server.js';
-import { createWorkerMetrics } from '../../src/worker/metrics.js';
+import { createWorkerMetrics, ENI_ATTACH_BUCKETS, POD_IP_READY_BUCKETS } from '../../src/worker/metrics.js';
 import { readRepoFile, renderDeployBase, renderHelmChart } from './deploy-tools.js';
 
 const RUNBOOK_BASE = 'https://github.com/eniflow/eniflow/blob/main/docs/runbook.md';
@@ -77,6 +77,7 @@ describe('monitoring: overlays/monitoring and the chart', () => {
   let chart: KubernetesObject[];
   let dashboardFile: string;
   let exported: Set<string>;
+  let workerRegistry: Registry;
 
   before(async () => {
     const enabled = {
@@ -101,7 +102,8 @@ describe('monitoring: overlays/monitoring and the chart', () => {
         informers: { pods: idle, nodeCrs: idle, coreNodes: idle },
       }),
     };
-    exported = await exportedNames([createWorkerMetrics().registry, watcherRegistry(source)]);
+    workerRegistry = createWorkerMetrics().registry;
+    exported = await exportedNames([workerRegistry, watcherRegistry(source)]);
   });
 
   it('scrapes each process through its Service, on ports the Service names', () => {
@@ -194,8 +196,62 @@ describe('monitoring: overlays/monitoring and the chart', () => {
       'eniflow_vswitch_blocked',
       'eniflow_ecs_calls_total',
       'eniflow_node_last_successful_pass_timestamp_seconds',
+      'eniflow_pod_ip_ready_seconds_bucket',
+      'eniflow_eni_attach_duration_seconds_bucket',
     ]) {
       assert.ok(exported.has(name), name);
     }
+  });
+
+  it('alerts on pod→IP p99 and charts pod→IP p50/p99 and attach durations by result, by labels the worker exports', () => {
+    const rules = groupsOf(overlay, 'eniflow').flatMap((group) => group.rules);
+    const latency = rules.find((rule) => rule.alert === 'EniflowPodIpLatencyHigh');
+    assert.ok(latency, 'the pod→IP latency alert');
+    const threshold =
+      /^histogram_quantile\(0\.99, sum by \(le\) \(rate\(eniflow_pod_ip_ready_seconds_bucket\[\w+\]\)\)\) > (\d+)$/.exec(
+        latency.expr,
+      );
+    assert.ok(threshold, `p99 of the pod→IP histogram over every worker: ${latency.expr}`);
+    assert.ok(
+      POD_IP_READY_BUCKETS.includes(Number(threshold[1])),
+      'the threshold is a bucket bound, where the quantile is exact',
+    );
+    assert.equal(latency.for, '10m');
+
+    const exprs = dashboardExprs((JSON.parse(dashboardFile) as { panels: DashboardPanel[] }).panels).map(
+      (entry) => entry.expr,
+    );
+    for (const quantile of ['0.5', '0.99']) {
+      assert.ok(
+        exprs.some(
+          (expr) =>
+            expr.startsWith(`histogram_quantile(${quantile}, `) && expr.includes('eniflow_pod_ip_ready_seconds_bucket'),
+        ),
+        `a pod→IP p${quantile.slice(2)} panel`,
+      );
+    }
+    const attachExprs = exprs.filter((expr) => expr.includes('eniflow_eni_attach_duration_seconds'));
+    assert.ok(
+      attachExprs.some((expr) => /histogram_quantile\(0\.99, sum by \([^)]*\bresult\b/.test(expr)),
+      'attach p99 by result',
+    );
+    // Every label a latency panel groups by is one the histogram has (or `le`).
+    for (const name of ['eniflow_pod_ip_ready_seconds', 'eniflow_eni_attach_duration_seconds']) {
+      const metric = workerRegistry.getSingleMetric(name) as unknown as { labelNames: string[] } | undefined;
+      assert.ok(metric, name);
+      const labels = new Set(['le', ...metric.labelNames]);
+      for (const expr of exprs.filter((entry) => entry.includes(name))) {
+        for (const match of expr.matchAll(/by \(([^)]*)\)/g)) {
+          for (const label of (match[1] ?? '').split(',').map((entry) => entry.trim())) {
+            assert.ok(labels.has(label), `${name} has no label ${label} (${expr})`);
+          }
+        }
+      }
+    }
+    assert.deepEqual(
+      [POD_IP_READY_BUCKETS[0], POD_IP_READY_BUCKETS.at(-1), ENI_ATTACH_BUCKETS[0], ENI_ATTACH_BUCKETS.at(-1)],
+      [0.1, 300, 1, 180],
+      'pod→IP buckets cover 0.1–300 s, attach buckets 1–180 s as Terway’s',
+    );
   });
 });

@@ -33,6 +33,9 @@ describe('scale benchmark, smoke preset', () => {
     for (const figure of ['p50', 'p99', 'max'] as const) assertPositive(report.burst.latencyMs[figure], figure);
     assert.ok(report.burst.latencyMs.p50 <= report.burst.latencyMs.p99);
     assert.ok(report.burst.latencyMs.p99 <= report.burst.latencyMs.max);
+    // The worker process (with its read cache) observed each burst pod once, in its own pod → IP histogram.
+    assert.equal(report.burst.workerHistogram.count, 15);
+    assertPositive(report.burst.workerHistogram.p99Seconds, 'worker histogram p99');
     assertPositive(report.burst.allServedSeconds, 'all served');
     assertPositive(report.nodesWarmSeconds, 'nodes warm');
 

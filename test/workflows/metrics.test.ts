@@ -74,6 +74,19 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+/** The sum of every series of `name` whose labels include all of `labels` (label order does not matter). */
+function total(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match?.[1] !== name) continue;
+    const present = (match[2] ?? '').split(',');
+    if (wanted.every((pair) => present.includes(pair))) sum += Number(match[3]);
+  }
+  return sum;
+}
+
 async function pollMetrics<T>(
   port: number,
   description: string,
@@ -120,8 +133,59 @@ describe('worker metrics', () => {
     });
   });
 
+  it('observes each pod’s creation → IP once, across a worker restart, and each attach by result', async () => {
+    await withScenario(env, { name: 'latency', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      const admin = scenario.emulator.emulator.admin;
+      const readyCount = (text: string): number => total(text, 'eniflow_pod_ip_ready_seconds_count');
+      const attachCount = (text: string, result: string): number =>
+        total(text, 'eniflow_eni_attach_duration_seconds_count', { result, eni_type: 'secondary' });
+      const attachesMade = async (): Promise<number> =>
+        (await admin.calls({ action: 'AttachNetworkInterface' })).filter((call) => call.code === 'Success').length;
+      const start = (await fetchText(workerHealth.port, '/metrics')).text;
+      const startedMs = Date.now();
+
+      await scenario.createPods(['a', 'b']);
+      await scenario.signal();
+      await scenario.waitForCr('a and b bound', allBound(scenario, ['a', 'b']));
+      const attached = await attachesMade();
+      assert.ok(attached >= 1, 'the node got an ENI');
+      const first = await pollMetrics(workerHealth.port, 'two pods observed', (text) =>
+        readyCount(text) - readyCount(start) >= 2 ? text : undefined,
+      );
+      assert.equal(readyCount(first) - readyCount(start), 2, 'one observation per pod bound');
+      assert.equal(attachCount(first, 'success') - attachCount(start, 'success'), attached);
+      assert.equal(
+        attachCount(first, 'failed') + attachCount(first, 'timeout'),
+        attachCount(start, 'failed') + attachCount(start, 'timeout'),
+      );
+      // Measured from each pod's creation (whole seconds, so up to 1 s early), not from some other origin.
+      const observedSeconds =
+        total(first, 'eniflow_pod_ip_ready_seconds_sum') - total(start, 'eniflow_pod_ip_ready_seconds_sum');
+      const sinceStart = (Date.now() - startedMs) / 1000 + 1;
+      assert.ok(observedSeconds > 0 && observedSeconds <= 2 * sinceStart, `${String(observedSeconds)} s for two pods`);
+
+      // A new worker replays the workflow and passes again: the pods already bound and the attach it replays are
+      // not observed again; the pod bound after the restart is.
+      await scenario.worker.restart();
+      await scenario.createPods(['c']);
+      await scenario.signal('after restart');
+      await scenario.waitForCr('c bound', allBound(scenario, ['a', 'b', 'c']));
+      const attachedAfter = await attachesMade();
+      const second = await pollMetrics(workerHealth.port, 'the third pod observed', (text) =>
+        readyCount(text) - readyCount(start) >= 3 ? text : undefined,
+      );
+      await scenario.signal('one more pass');
+      await scenario.waitForCr('a pass after c', allBound(scenario, ['a', 'b', 'c']));
+      const last = (await fetchText(workerHealth.port, '/metrics')).text;
+      assert.equal(readyCount(second) - readyCount(start), 3);
+      assert.equal(readyCount(last) - readyCount(start), 3, 'no pod observed twice');
+      assert.equal(attachCount(last, 'success') - attachCount(start, 'success'), attachedAfter);
+    });
+  });
+
   it('counts the saga’s clean-up of an ENI that never attached as noop, not as a failure', async () => {
     await withScenario(env, { name: 'noop-metrics', spec: demoNodeSpec({ instance: 'large-h' }) }, async (scenario) => {
+      const before = (await fetchText(workerHealth.port, '/metrics')).text;
       await scenario.emulator.emulator.admin.addFaults(['AttachNetworkInterface next 1 attach-fail']);
       await scenario.createPods(['a']);
       await scenario.signal();
@@ -143,6 +207,16 @@ describe('worker metrics', () => {
         detachLines.filter((line) => line.includes('outcome="failure"')),
         [],
         'no detach counted as a failure',
+      );
+      const failedAttaches = (body: string): number =>
+        total(body, 'eniflow_eni_attach_duration_seconds_count', { result: 'failed', eni_type: 'secondary' });
+      const failed = await pollMetrics(workerHealth.port, 'the failed attach observed', (body) =>
+        failedAttaches(body) > failedAttaches(before) ? body : undefined,
+      );
+      assert.equal(
+        failedAttaches(failed) - failedAttaches(before),
+        1,
+        'the attach that fell back is observed as failed',
       );
     });
   });

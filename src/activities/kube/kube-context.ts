@@ -12,6 +12,9 @@ import { kubeFailure, statusOf } from './kube-failures.js';
 import { tracedApi } from './kube-tracing.js';
 import type { RawObject } from './node-snapshot.js';
 
+/** Told of each pod a status write made ready (bound in every family), once per pod and binding. */
+export type PodIpReadyObserver = (pod: { nodeName: string; podId: string; seconds: number }) => void;
+
 export interface KubeActivityDeps {
   kubeConfig: KubeConfig;
   logger: Logger;
@@ -30,6 +33,8 @@ export interface KubeActivityDeps {
   temporalUiUrl?: string;
   /** The worker's informers; `readNodeView` answers from them once synced (else, and when behind, reads live). */
   readCache?: NodeReadCache;
+  /** Observes pod creation → IP in the CR (`eniflow_pod_ip_ready_seconds`); the creation time comes from `readCache`. */
+  podIpReady?: PodIpReadyObserver;
   /** How long a read waits for the cache to catch up with what the workflow saw before reading live (2 s). */
   cacheWaitMs?: number;
 }

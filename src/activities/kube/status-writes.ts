@@ -12,10 +12,12 @@ import type { JsonChange, NetworkInterfaces, NodeStatus } from '../../ipam/index
 import type { KubeContext } from './kube-context.js';
 import { kubeFailure, statusOf } from './kube-failures.js';
 import type { RawObject } from './node-snapshot.js';
+import { createPodIpReadyReporter } from './pod-ip-ready.js';
 
 /** The writes to the Node CR: its status (in full or as changes) and, on deletion, this controller's finalizer. */
 export function createStatusWrites(ctx: KubeContext) {
   const { deps, custom, call, logFor, crRef, getCr } = ctx;
+  const reportReadyPods = createPodIpReadyReporter(ctx);
 
   /** Writes the status `build` makes of the CR as it is now, retrying on conflicts (see `writeNodeStatus`). */
   async function replaceStatus(input: {
@@ -41,21 +43,15 @@ export function createStatusWrites(ctx: KubeContext) {
         enis: next.networkInterfaces ?? {},
       });
       await deps.beforeStatusReplace?.(attempt);
+      let written: RawObject;
       try {
-        const written = (await custom.replaceClusterCustomObjectStatus(
+        written = (await custom.replaceClusterCustomObjectStatus(
           {
             ...crRef(input.nodeName),
             body: { ...raw, status },
           },
           call(),
         )) as RawObject;
-        const resourceVersion = written.metadata?.['resourceVersion'];
-        log.info({ conflicts: attempt }, 'Wrote Node CR status');
-        return {
-          outcome: 'written' as const,
-          conflicts: attempt,
-          resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
-        };
       } catch (error) {
         if (statusOf(error) === 409 && attempt < maxConflicts) {
           log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
@@ -64,6 +60,20 @@ export function createStatusWrites(ctx: KubeContext) {
         if (statusOf(error) === 404) return { outcome: 'gone' as const, conflicts: attempt };
         throw kubeFailure(error, `write status of Node CR ${input.nodeName}`);
       }
+      const resourceVersion = written.metadata?.['resourceVersion'];
+      log.info({ conflicts: attempt }, 'Wrote Node CR status');
+      // `raw` is the exact version the write replaced (its resourceVersion is the precondition).
+      await reportReadyPods({
+        nodeName: input.nodeName,
+        replaced: raw,
+        written: status['networkInterfaces'],
+        writtenAtMs: Date.now(),
+      });
+      return {
+        outcome: 'written' as const,
+        conflicts: attempt,
+        resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
+      };
     }
   }
 

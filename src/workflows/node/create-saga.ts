@@ -9,6 +9,7 @@ import {
 } from '../../ipam/index.js';
 import type {
   AllocationWithIntent,
+  AttachResult,
   CloudEni,
   CreateEniRequest,
   NodeSpec,
@@ -16,6 +17,7 @@ import type {
   VSwitchInfo,
 } from '../../ipam/index.js';
 import { attach, create, ecsRead, release, wait } from './activities.js';
+import { attachResultOfFailure, reportAttach } from './attach-metric.js';
 import type { OperationTracker } from './operation-tracker.js';
 import { emptyReport, stepFailure } from './step-failure.js';
 import type { FailedStep, StepReport } from './step-failure.js';
@@ -226,15 +228,23 @@ export class CreateSaga {
     const { cloud, report } = input;
     const eniId = cloud.eniId;
     const cidrs = input.vSwitches[cloud.vSwitchId];
+    // Only an attach called here is timed: an ENI found attached was attached (and observed) by an earlier pass.
+    const attaching = input.alreadyAttached !== true;
+    const attachStartedMs = Date.now();
+    const observe = (result: AttachResult | undefined): void => {
+      if (attaching) reportAttach({ nodeName: this.nodeName, cloud, startedMs: attachStartedMs, result });
+    };
     try {
       await this.tracker.track({ kind: 'createEni', eniId, detail: 'attach' }, async () => {
-        if (input.alreadyAttached !== true) await attach.attachEni({ eniId, instanceId: this.instanceId });
+        if (attaching) await attach.attachEni({ eniId, instanceId: this.instanceId });
         await wait.waitEniStatus({ eniId, status: 'InUse' });
       });
+      observe('success');
       report.succeededCalls += 1;
       report.outcomes.push({ kind: 'eniCreated', cloud: { ...cloud, status: 'InUse' }, cidrs });
       return;
     } catch (error) {
+      observe(attachResultOfFailure(error));
       const failure = stepFailure(error);
       report.failed.push({ operation: 'attachEni', eniId, failure });
       if (!isDefiniteAttachFailure(failure.type)) {
