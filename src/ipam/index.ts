@@ -32,3 +32,4 @@ export * from './create-intents.js';
 export * from './sync-schedule.js';
 export * from './resource-version.js';
 export * from './stuck-wait.js';
+export * from './degradation.js';
