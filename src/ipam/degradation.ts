@@ -111,3 +111,10 @@ export function openedGates(before: DegradationLevel, after: DegradationLevel): 
   const now = degradationGates(after);
   return (Object.keys(now) as (keyof DegradationGates)[]).filter((gate) => now[gate] && !was[gate]).sort();
 }
+
+/** Whether a signal's payload is a setting (a malformed one is ignored and logged, never trusted). */
+export function isDegradationSetting(value: unknown): value is DegradationSetting {
+  if (typeof value !== 'object' || value === null) return false;
+  const { level, revision } = value as Record<string, unknown>;
+  return (DEGRADATION_LEVELS as readonly unknown[]).includes(level) && typeof revision === 'string';
+}

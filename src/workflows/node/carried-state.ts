@@ -1,5 +1,7 @@
 import { buildCreateRequest, ENIFLOW_INTENT_TAG } from '../../ipam/index.js';
 import type {
+  DegradationLevel,
+  DegradationSetting,
   EniKind,
   FailureLedger,
   NetworkInterfaces,
@@ -62,6 +64,10 @@ export interface CarriedState {
    * writes. A read answers from a worker's cache only once that cache has seen as much.
    */
   seenVersions?: Record<string, string>;
+  /** The cluster's degradation setting as last told (absent: never told, so none). */
+  degradation?: DegradationSetting;
+  /** The level the node's last degradation Event told of, so that each change gets one Event, not each pass. */
+  degradationTold?: DegradationLevel;
 }
 
 /** The carried state of a node's first run. */

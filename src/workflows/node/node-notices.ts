@@ -91,6 +91,11 @@ export class NodeNotices {
     }
   }
 
+  /** The node's degradation Event, once per change of level (see `NodeDegradation.owedNotice`). */
+  async degradationChanged(notice: EventInput | undefined): Promise<void> {
+    if (notice !== undefined) await this.event(notice);
+  }
+
   /**
    * A daemon that never writes its part of the spec looks exactly like a slow one: after `daemonWaitEventAfterMs`
    * one Warning says so, so an operator can tell them apart (the wait itself is not an error).

@@ -12,9 +12,10 @@ import {
   primaryFamilyOf,
   releaseIpsOfGonePods,
   sortedKeys,
+  syncTimesOf,
   unschedulableEniIds,
 } from '../../ipam/index.js';
-import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
+import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { allocateForDemand } from './allocation-round.js';
@@ -23,6 +24,8 @@ import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
 import { GcRequests } from './gc-requests.js';
+import { NodeDegradation } from './node-degradation.js';
+import type { DegradationChange } from './node-degradation.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, readVSwitches, writeStatusKeepingEnis } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
@@ -59,16 +62,26 @@ export class NodeReconciler {
   private vSwitchRefreshRequested = false;
   private readonly passRecord: PassRecord;
   readonly gc = new GcRequests();
+  /** The cluster's degradation switch as this node was last told (carried). */
+  readonly degradation: NodeDegradation;
   /** True once the node's CR is gone: the workflow then ends. */
   finished = false;
   /** Set by signals and updates; cleared when a pass starts. */
   dirty = true;
   passesThisRun = 0;
 
-  constructor(input: { nodeName: string; settings: NodeIpamSettings; carried?: CarriedState }) {
+  constructor(input: {
+    nodeName: string;
+    settings: NodeIpamSettings;
+    carried?: CarriedState;
+    degradation?: DegradationSetting;
+  }) {
     this.nodeName = input.nodeName;
     this.settings = input.settings;
     this.state = input.carried === undefined ? newCarriedState() : upgradeCarriedState(input.carried);
+    this.degradation = new NodeDegradation(this.state);
+    // A start's setting counts only if newer than the carried one (a continue-as-new hands on its own).
+    if (input.degradation !== undefined) this.degradation.offer(input.degradation);
     this.reader = new NodeReader(input.nodeName);
     this.passRecord = new PassRecord(this.state);
     this.notices = new NodeNotices({
@@ -89,8 +102,21 @@ export class NodeReconciler {
     if (reason?.seen !== undefined) this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, reason.seen);
     // The worker saw a vSwitch gain addresses; this worker's cache may still hold the block, so ask the cloud.
     if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.vSwitchRefreshRequested = true;
+    if (reason?.degradation !== undefined) this.setDegradation(reason.degradation);
     this.state.signalsReceived += 1;
     this.dirty = true;
+  }
+
+  /**
+   * The cluster's degradation setting: a change of level wakes a pass (its Event, and what it opened: GC held back
+   * is asked for now); the same level again, or an older setting, changes nothing and wakes nothing.
+   */
+  setDegradation(setting: DegradationSetting): DegradationChange {
+    const change = this.degradation.offer(setting);
+    if (!change.changed) return change;
+    if (change.opened.includes('release')) this.requestGc();
+    this.dirty = true;
+    return change;
   }
 
   requestResync(): void {
@@ -128,7 +154,7 @@ export class NodeReconciler {
   }
 
   view(ignoredSignals: readonly { name: string; at: string }[] = []): NodeWorkflowState {
-    return buildNodeView({
+    const view = buildNodeView({
       nodeName: this.nodeName,
       summary: this.summary,
       state: this.state,
@@ -136,6 +162,9 @@ export class NodeReconciler {
       nextPass: this.summary.lastPassEndMs === undefined ? undefined : this.nextPass(),
       ignoredSignals,
     });
+    const degradation = this.degradation.view();
+    if (degradation !== undefined) view.degradation = degradation;
+    return view;
   }
 
   /** One reconcile pass: read, plan with the core, act through activities, fold, write, then tell. */
@@ -188,6 +217,7 @@ export class NodeReconciler {
       this.finished = true;
       return this.stop('Gone', 'the Node CR does not exist');
     }
+    await this.notices.degradationChanged(this.degradation.owedNotice());
     const validation = cr.validation;
     if (!validation.ok) {
       await this.notices.invalidSpec(validation.problems);
@@ -236,28 +266,30 @@ export class NodeReconciler {
     const instanceId = spec.nodeMetadata?.instanceID ?? '';
     this.summary.instanceId = instanceId;
     let enis = this.startingEnis(node);
+    const gates = this.degradation.gates();
 
-    // A resync asks the cloud about the vSwitches again, lifting blocks it no longer backs.
-    const vSwitches = await readVSwitches({
-      spec,
-      enis,
-      refresh: this.vSwitchRefreshRequested || this.state.needResync,
-    });
-    this.vSwitchRefreshRequested = false;
+    // A resync asks the cloud about the vSwitches again, lifting blocks it no longer backs. Under l0 not at all.
+    const vSwitches = gates.cloud
+      ? await readVSwitches({ spec, enis, refresh: this.vSwitchRefreshRequested || this.state.needResync })
+      : {};
+    if (gates.cloud) this.vSwitchRefreshRequested = false;
     const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
-    const sync = await syncEnisIfDue({
-      enis,
-      status: node.status,
-      runNextSyncMs: this.schedule.nextSyncMs,
-      podCount: demand.requests.length,
-      instanceId,
-      clusterId: this.settings.clusterId,
-      spec,
-      vSwitches,
-      state: this.state,
-      record: this.passRecord,
-      periodMs: this.settings.openApiSyncPeriodMs,
-    });
+    // Held back by degradation, the sync stays due (needResync, the CR's times): it runs once lifted.
+    const sync = !gates.sync
+      ? { enis, times: syncTimesOf(node.status), synced: false }
+      : await syncEnisIfDue({
+          enis,
+          status: node.status,
+          runNextSyncMs: this.schedule.nextSyncMs,
+          podCount: demand.requests.length,
+          instanceId,
+          clusterId: this.settings.clusterId,
+          spec,
+          vSwitches,
+          state: this.state,
+          record: this.passRecord,
+          periodMs: this.settings.openApiSyncPeriodMs,
+        });
     enis = sync.enis;
     const { times } = sync;
     this.schedule.nextSyncMs = times.nextSyncMs;
@@ -281,6 +313,7 @@ export class NodeReconciler {
       vSwitches,
       local,
       createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
+      allocate: gates.allocate,
     });
     const { plan, allocated, openIntents } = round;
     const served = round.changed
@@ -289,7 +322,8 @@ export class NodeReconciler {
     enis = applyAllocationConditions({
       enis: served.enis,
       errors: [
-        ...plan.problems.flatMap((problem) =>
+        // A plan that was not acted on (degradation l0) reports nothing about the ENIs.
+        ...(gates.allocate ? plan.problems : []).flatMap((problem) =>
           problem.kind === 'vSwitchExhausted'
             ? [{ eniId: problem.eniId, error: { kind: 'ipNotEnough' as const, vSwitchId: problem.vSwitchId } }]
             : [],
@@ -298,11 +332,20 @@ export class NodeReconciler {
       ],
       nowMs: now,
     });
-    if (this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= this.settings.gcPeriodMs) {
+    const gcDue =
+      this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= this.settings.gcPeriodMs;
+    // Held back by degradation, nothing is marked for release (marked IPs would be lost to pods meanwhile).
+    if (gates.release && gcDue) {
       enis = planPoolRelease({ spec, enis }).enis;
       this.state.lastGcMs = now;
     }
-    const gc = await operator.collectGarbage(enis);
+    const gc = gates.release
+      ? await operator.collectGarbage(enis)
+      : {
+          actions: [],
+          reports: [],
+          result: this.degradation.gcDeferral() ?? { releasedIps: [], removedEnis: [], failed: [] },
+        };
     enis = foldEniOutcomes(
       enis,
       gc.reports.flatMap((report) => report.outcomes),
@@ -326,6 +369,8 @@ export class NodeReconciler {
     const pending = served.unsatisfied.length;
     const awaitingCniDelete = released.awaitingCniDelete.length;
     this.schedule.found({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete, plan, openIntents });
+    // Work the degradation holds back is no reason for a timer: lifting it signals every node.
+    if (this.degradation.level !== 'off') this.schedule.heldBack({ awaitingCniDelete });
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
     this.summary = {
       ...this.summary,
@@ -367,6 +412,12 @@ export class NodeReconciler {
   /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
+    if (!this.degradation.gates().release) {
+      return this.stop(
+        'Deleting',
+        `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`,
+      );
+    }
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,
