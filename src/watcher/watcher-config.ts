@@ -281,6 +281,18 @@ function degradationFrom(
 ): NonNullable<WatcherConfig['degradation']> {
   const parsed = parseDegradationLevel(env['ENIFLOW_DEGRADATION']);
   if (!parsed.ok) problems.push(`ENIFLOW_DEGRADATION ${parsed.message.replace(/^degradation /, '')}`);
+  return { level: parsed.ok ? parsed.level : 'off', configMap: controlConfigMapOf(env, problems, leaseNamespace) };
+}
+
+/**
+ * `ENIFLOW_CONTROL_CONFIGMAP` (`namespace/name`), by default `eniflow-control` in the lease's namespace: the watcher
+ * and the CLI read it alike.
+ */
+export function controlConfigMapOf(
+  env: Env,
+  problems: string[],
+  leaseNamespace = env['LEASE_NAMESPACE'] ?? 'kube-system',
+): { namespace: string; name: string } {
   const text = env['ENIFLOW_CONTROL_CONFIGMAP'] ?? '';
   const [namespace, name, ...rest] = text === '' ? [leaseNamespace, CONTROL_CONFIGMAP_NAME] : text.split('/');
   if (
@@ -291,8 +303,5 @@ function degradationFrom(
   ) {
     problems.push(`ENIFLOW_CONTROL_CONFIGMAP must be namespace/name (DNS names), got "${text}"`);
   }
-  return {
-    level: parsed.ok ? parsed.level : 'off',
-    configMap: { namespace: namespace ?? leaseNamespace, name: name ?? CONTROL_CONFIGMAP_NAME },
-  };
+  return { namespace: namespace ?? leaseNamespace, name: name ?? CONTROL_CONFIGMAP_NAME };
 }
