@@ -75,8 +75,7 @@ export class DegradationWatch {
       watch: options.watch,
       path: `/api/v1/namespaces/${namespace}/configmaps`,
       fieldSelector,
-      list: (signal) =>
-        core.listNamespacedConfigMap({ namespace, fieldSelector }, abortOptions(signal)),
+      list: (signal) => core.listNamespacedConfigMap({ namespace, fieldSelector }, abortOptions(signal)),
       view: (configMap) => ({ nodeName: '', degradation: configMap.data?.[DEGRADATION_KEY] }),
       change: (before, after) =>
         before?.degradation === after?.degradation && (before === undefined) === (after === undefined)

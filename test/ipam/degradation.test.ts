@@ -4,6 +4,8 @@ import { describe, it } from 'node:test';
 import {
   degradationGates,
   degradationNotice,
+  degradationSummary,
+  isDegradationSetting,
   isDegraded,
   isNewerDegradation,
   openedGates,
@@ -99,5 +101,28 @@ void describe('what a change of level owes', () => {
 
   void it('a node never told of a degradation owes no Event at off', () => {
     assert.equal(degradationNotice({ level: 'off', told: undefined }), undefined);
+  });
+});
+
+void describe('degradation settings from signals and words for people', () => {
+  const payloads: { value: unknown; ok: boolean }[] = [
+    { value: { level: 'l0', revision: '3' }, ok: true },
+    { value: { level: 'off', revision: '' }, ok: true },
+    { value: { level: 'l2', revision: '3' }, ok: false },
+    { value: { level: 'l1' }, ok: false },
+    { value: { level: 'l1', revision: 3 }, ok: false },
+    { value: 'l1', ok: false },
+    { value: null, ok: false },
+  ];
+  for (const row of payloads) {
+    void it(`${JSON.stringify(row.value)} is ${row.ok ? '' : 'not '}a setting`, () => {
+      assert.equal(isDegradationSetting(row.value), row.ok);
+    });
+  }
+
+  void it('each level says what it holds back', () => {
+    assert.match(degradationSummary('off'), /every cloud call/);
+    assert.match(degradationSummary('l1'), /no releasing cloud call/);
+    assert.match(degradationSummary('l0'), /no cloud call at all/);
   });
 });
