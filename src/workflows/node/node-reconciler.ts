@@ -304,6 +304,7 @@ export class NodeReconciler {
       instanceId,
       clusterId: this.settings.clusterId,
       tracker: this.tracker,
+      holdReleases: !gates.release,
     });
     const round = await allocateForDemand({
       nodeName: this.nodeName,
