@@ -222,6 +222,8 @@ export class NodeNotices {
     plan?: EniAllocationPlan;
     failureTypes: readonly string[];
     ledger: FailureLedger;
+    /** Degradation l0: no allocation was tried, whatever the plan says. */
+    allocationHeldBack?: boolean;
   }): Promise<void> {
     const byPod = new Map(input.unsatisfied.map((pod) => [pod.request.podId, pod]));
     const tracked = trackPendingPods({
@@ -241,6 +243,7 @@ export class NodeNotices {
           isNodeReady: input.isNodeReady,
           failureTypes: input.failureTypes,
           ...(input.plan === undefined ? {} : { plan: input.plan }),
+          ...(input.allocationHeldBack === true ? { allocationHeldBack: true } : {}),
         });
         const notice = pendingPodNotice({ reason, failing: input.ledger, workflowId: workflowInfo().workflowId });
         const [namespace = '', name = ''] = podId.split('/');

@@ -390,7 +390,14 @@ export class NodeReconciler {
     await this.notices.blockedVSwitches(this.summary.blockedVSwitches);
     await this.notices.unlistedEnis(sync.synced ? (this.state.unlistedEnis ?? []) : []);
     await this.notices.reboundPods({ dropped: local.droppedInvalid, enis });
-    await this.notices.pendingPods({ unsatisfied: served.unsatisfied, isNodeReady: true, plan, failureTypes, ledger });
+    await this.notices.pendingPods({
+      unsatisfied: served.unsatisfied,
+      isNodeReady: true,
+      plan,
+      failureTypes,
+      ledger,
+      allocationHeldBack: !gates.allocate,
+    });
     await this.notices.sufficientIp({
       hasIdleIp: plan.capacity.hasIdleIp,
       hasAllocatableEni: plan.capacity.hasAllocatableEni && !vSwitchExhausted,
