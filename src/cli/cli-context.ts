@@ -2,7 +2,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 
 import { NODE_NAME_SEARCH_ATTRIBUTE, nodeWorkflowsQuery } from '../shared/workflow-ids.js';
-import type { ControlStore } from './degradation-command.js';
+import type { ControlStore } from './control-store.js';
 
 /** What a command needs: a connected client, where its output goes, and the deployment's names. */
 export interface CliContext {

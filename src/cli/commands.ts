@@ -16,8 +16,8 @@ export { CliError, webUiLink } from './cli-context.js';
 export { nodeWorkflowsQuery } from '../shared/workflow-ids.js';
 export type { CliContext } from './cli-context.js';
 export { formatJanitorReport } from './janitor-command.js';
-export { kubeControlStore } from './degradation-command.js';
-export type { ControlStore } from './degradation-command.js';
+export { kubeControlStore } from './control-store.js';
+export type { ControlStore } from './control-store.js';
 export { formatGcResult, formatNodeState } from './node-commands.js';
 export type { NodeSummary, StatusReport } from './status-command.js';
 

@@ -3,61 +3,11 @@
  * control ConfigMap (the watcher watches it and tells every node workflow); `show` also asks each node workflow which
  * level it runs at, so an operator sees when the switch has reached them all.
  */
-import { ApiException, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { CoreV1Api } from '@kubernetes/client-node';
-
 import { degradationSummary, parseDegradationLevel } from '../ipam/index.js';
 import { mapLimited } from '../shared/map-limited.js';
-import { DEGRADATION_KEY } from '../watcher/watcher-config.js';
 import { stateQuery } from '../workflows/messages.js';
 import { CliError, listNodeWorkflows, nodeNameOf } from './cli-context.js';
 import type { CliContext, Parsed } from './cli-context.js';
-
-/** Reads and writes the `degradation` key of the control ConfigMap. */
-export interface ControlStore {
-  /** `namespace/name`, for messages. */
-  readonly where: string;
-  /** The key's value and the ConfigMap's resourceVersion; undefined when the ConfigMap does not exist. */
-  read(): Promise<{ value: string | undefined; resourceVersion: string } | undefined>;
-  /** Sets the key (creating the ConfigMap if needed); returns the new resourceVersion. */
-  write(value: string): Promise<string>;
-}
-
-/** {@link ControlStore} over the Kubernetes API. */
-export function kubeControlStore(input: { core: CoreV1Api; namespace: string; name: string }): ControlStore {
-  const { core, namespace, name } = input;
-  return {
-    where: `${namespace}/${name}`,
-    async read() {
-      try {
-        const configMap = await core.readNamespacedConfigMap({ namespace, name });
-        return { value: configMap.data?.[DEGRADATION_KEY], resourceVersion: configMap.metadata?.resourceVersion ?? '' };
-      } catch (error) {
-        if (error instanceof ApiException && error.code === 404) return undefined;
-        throw error;
-      }
-    },
-    async write(value) {
-      try {
-        const patched = await core.patchNamespacedConfigMap(
-          { namespace, name, body: { data: { [DEGRADATION_KEY]: value } } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
-        return patched.metadata?.resourceVersion ?? '';
-      } catch (error) {
-        if (!(error instanceof ApiException && error.code === 404)) throw error;
-      }
-      const created = await core.createNamespacedConfigMap({
-        namespace,
-        body: {
-          metadata: { name, namespace, labels: { 'app.kubernetes.io/name': 'eniflow' } },
-          data: { [DEGRADATION_KEY]: value },
-        },
-      });
-      return created.metadata?.resourceVersion ?? '';
-    },
-  };
-}
 
 /** Node workflows asked at once by `show`. */
 const QUERY_CONCURRENCY = 16;
