@@ -88,6 +88,8 @@ export function degradationSummary(level: DegradationLevel): string {
 export function degradationNotice(input: {
   level: DegradationLevel;
   told: DegradationLevel | undefined;
+  /** What the pass found held back (see {@link heldBackWork}), named in the message. */
+  heldBack?: readonly string[];
 }): { type: 'Normal' | 'Warning'; reason: string; message: string } | undefined {
   const told = input.told ?? 'off';
   if (input.level === told) return undefined;
@@ -98,10 +100,11 @@ export function degradationNotice(input: {
       message: `degradation ${told} lifted: cloud calls resume, held-back GC and sync run now`,
     };
   }
+  const held = (input.heldBack ?? []).length > 0 ? `; held back now: ${(input.heldBack ?? []).join(', ')}` : '';
   return {
     type: 'Warning',
     reason: 'DegradationHoldsBack',
-    message: `${degradationSummary(input.level)} (set by operator)`,
+    message: `${degradationSummary(input.level)} (set by operator${held})`,
   };
 }
 
@@ -117,4 +120,23 @@ export function isDegradationSetting(value: unknown): value is DegradationSettin
   if (typeof value !== 'object' || value === null) return false;
   const { level, revision } = value as Record<string, unknown>;
   return (DEGRADATION_LEVELS as readonly unknown[]).includes(level) && typeof revision === 'string';
+}
+
+/** What a pass wanted of the cloud, before the gates. */
+export interface PassWants {
+  /** The OpenAPI sync was due (period, resync asked). */
+  sync: boolean;
+  /** IPs to assign or ENIs to create (pods waiting, `minPoolSize`, open create intents). */
+  allocate: boolean;
+  /** IPs to unassign or ENIs to remove (GC due or asked, a deleted node's ENIs). */
+  release: boolean;
+}
+
+/**
+ * What the level held back of what the pass wanted, sorted: the node is held back (and told so, once per change of
+ * level) only when this is not empty. A node with nothing to do is not held back by any level.
+ */
+export function heldBackWork(level: DegradationLevel, wants: PassWants): (keyof PassWants)[] {
+  const gates = degradationGates(level);
+  return (['allocate', 'release', 'sync'] as const).filter((want) => wants[want] && !gates[want]);
 }

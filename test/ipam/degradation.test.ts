@@ -5,6 +5,7 @@ import {
   degradationGates,
   degradationNotice,
   degradationSummary,
+  heldBackWork,
   isDegradationSetting,
   isDegraded,
   isNewerDegradation,
@@ -124,5 +125,28 @@ void describe('degradation settings from signals and words for people', () => {
     assert.match(degradationSummary('off'), /every cloud call/);
     assert.match(degradationSummary('l1'), /no releasing cloud call/);
     assert.match(degradationSummary('l0'), /no cloud call at all/);
+  });
+});
+
+void describe('what a level holds back of what a pass wanted', () => {
+  const rows: { level: DegradationLevel; sync: boolean; allocate: boolean; release: boolean; held: string[] }[] = [
+    // A node with nothing to do is held back by no level: no Event, no wake-up when lifted.
+    { level: 'l0', sync: false, allocate: false, release: false, held: [] },
+    { level: 'l1', sync: false, allocate: true, release: false, held: [] },
+    { level: 'l1', sync: true, allocate: true, release: true, held: ['release', 'sync'] },
+    { level: 'l0', sync: false, allocate: true, release: false, held: ['allocate'] },
+    { level: 'l0', sync: true, allocate: true, release: true, held: ['allocate', 'release', 'sync'] },
+    { level: 'off', sync: true, allocate: true, release: true, held: [] },
+  ];
+  for (const row of rows) {
+    const { level, held, ...wants } = row;
+    void it(`${level} with ${JSON.stringify(wants)} holds back [${held.join(', ')}]`, () => {
+      assert.deepEqual(heldBackWork(level, wants), held);
+    });
+  }
+
+  void it('the Event names what the pass held back', () => {
+    const notice = degradationNotice({ level: 'l1', told: 'off', heldBack: ['release'] });
+    assert.match(notice?.message ?? '', /held back now: release/);
   });
 });

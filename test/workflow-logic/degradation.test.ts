@@ -84,26 +84,27 @@ describe('degradation in the node workflow', () => {
     );
   });
 
-  it('a signal that repeats the level held wakes no pass, and a malformed one is ignored', async () => {
-    const node = new StubNode({ nodeName: 'degraded-same', spec: stubNodeSpec(), pods: ['a'] });
+  it('setting or repeating a level on a node with nothing to do wakes no pass and tells nothing', async () => {
+    const node = new StubNode({ nodeName: 'degraded-idle', spec: stubNodeSpec(), pods: ['a'] });
     await runNode(env, node, {}, async (workflow) => {
-      await waitForState(workflow, 'the pod bound', (view) => view.pods.withIp === 1);
-      await workflow.signal(degradationSignal, { level: 'l1', revision: '5' });
-      const held = await waitForState(
+      const bound = await waitForState(
         workflow,
-        'the pass after l1 was set',
-        (view) => view.degradation?.level === 'l1' && view.reconcileCount >= 2 && view.pendingOperations.length === 0,
+        'the pod bound, nothing in flight',
+        (view) => view.pods.withIp === 1 && view.pendingOperations.length === 0,
       );
+      await workflow.signal(degradationSignal, { level: 'l1', revision: '5' });
       await workflow.signal(degradationSignal, { level: 'l1', revision: '6' });
-      await waitForState(workflow, 'the newer revision held', (view) => view.degradation?.revision === '6');
       // Malformed settings are ignored, not trusted.
       await workflow.signal(degradationSignal, { level: 'l9' as 'l0', revision: '7' });
-      await workflow.signal(reconcileSignal, { reason: 'after-the-same-level' });
-      const after = await waitForState(workflow, 'one more pass', (view) => view.reconcileCount > held.reconcileCount);
-      // Only the reconcile signal woke a pass: the same level again (and the malformed one) did not.
-      assert.equal(after.reconcileCount, held.reconcileCount + 1);
-      assert.equal(after.degradation?.revision, '6');
-      assert.equal(eventsWithReason(node, 'DegradationHoldsBack').length, 1);
+      await waitForState(workflow, 'the newer revision held', (view) => view.degradation?.revision === '6');
+      await workflow.signal(degradationSignal, { level: 'off', revision: '8' });
+      await waitForState(workflow, 'lifted', (view) => view.degradation?.level === 'off');
+      await workflow.signal(reconcileSignal, { reason: 'after-the-levels' });
+      const after = await waitForState(workflow, 'one more pass', (view) => view.reconcileCount > bound.reconcileCount);
+      // Only the reconcile signal woke a pass: setting, repeating and lifting a level on an idle node did not.
+      assert.equal(after.reconcileCount, bound.reconcileCount + 1);
+      assert.deepEqual(eventsWithReason(node, 'DegradationHoldsBack'), []);
+      assert.deepEqual(eventsWithReason(node, 'DegradationLifted'), []);
     });
   });
 });

@@ -68,6 +68,8 @@ export interface CarriedState {
   degradation?: DegradationSetting;
   /** The level the node's last degradation Event told of, so that each change gets one Event, not each pass. */
   degradationTold?: DegradationLevel;
+  /** Set once a pass found work the degradation held back: lifting it then wakes a pass (and asks for GC). */
+  degradationHeldBack?: boolean;
 }
 
 /** The carried state of a node's first run. */

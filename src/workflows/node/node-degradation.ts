@@ -15,14 +15,16 @@ export type DegradationChange =
   | { changed: false }
   | { changed: true; from: DegradationLevel; to: DegradationLevel; opened: (keyof DegradationGates)[] };
 
+export type { PassWants } from '../../ipam/index.js';
+
 /**
  * A node's degradation setting, kept in the carried state (so continue-as-new keeps it): the newest the workflow was
  * told, by its start input, a `degradation` signal or a `reconcile` signal carrying it. The pass asks {@link gates}.
  */
 export class NodeDegradation {
-  private readonly state: Pick<CarriedState, 'degradation' | 'degradationTold'>;
+  private readonly state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>;
 
-  constructor(state: Pick<CarriedState, 'degradation' | 'degradationTold'>) {
+  constructor(state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>) {
     this.state = state;
   }
 
@@ -45,9 +47,23 @@ export class NodeDegradation {
     return { changed: true, from, to: offered.level, opened: openedGates(from, offered.level) };
   }
 
-  /** The Event owed for the level, once per change; marked told before it is written (best effort, never repeated). */
-  owedNotice(): (NonNullable<ReturnType<typeof degradationNotice>> & { series: string }) | undefined {
-    const notice = degradationNotice({ level: this.level, told: this.state.degradationTold });
+  /** Whether a pass of this workflow found work held back since the level was last lifted. */
+  get heldBackSinceLift(): boolean {
+    return this.state.degradationHeldBack === true;
+  }
+
+  /**
+   * The Event a pass owes, once per change of level: `DegradationHoldsBack` when the pass found `heldBack` work (a
+   * node with nothing to do is not held back), `DegradationLifted` on the first pass after a lift of one that was.
+   * Marked told before it is written (best effort, never repeated).
+   */
+  owedNotice(
+    heldBack: readonly string[],
+  ): (NonNullable<ReturnType<typeof degradationNotice>> & { series: string }) | undefined {
+    if (this.level === 'off') delete this.state.degradationHeldBack;
+    else if (heldBack.length === 0) return undefined;
+    else this.state.degradationHeldBack = true;
+    const notice = degradationNotice({ level: this.level, told: this.state.degradationTold, heldBack });
     if (notice === undefined) return undefined;
     this.state.degradationTold = this.level;
     // One series per setting: a level set again after a lift is a change of its own, not a repeat to suppress.

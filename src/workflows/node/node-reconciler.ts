@@ -6,7 +6,11 @@ import {
   foldEniOutcomes,
   formatRfc3339,
   hasFailingCalls,
+  hasWorkForGcPeriod,
+  heldBackWork,
+  isOpenApiSyncDue,
   mergeSeenVersions,
+  planGc,
   planPoolRelease,
   podIpRequestsFromPods,
   primaryFamilyOf,
@@ -113,7 +117,9 @@ export class NodeReconciler {
    */
   setDegradation(setting: DegradationSetting): DegradationChange {
     const change = this.degradation.offer(setting);
-    if (!change.changed) return change;
+    // Tightening wakes nothing (the next pass that has work meets the gate); a lift wakes a node only if it held
+    // something back, with the GC it held back asked for.
+    if (!change.changed || change.opened.length === 0 || !this.degradation.heldBackSinceLift) return change;
     if (change.opened.includes('release')) this.requestGc();
     this.dirty = true;
     return change;
@@ -217,7 +223,8 @@ export class NodeReconciler {
       this.finished = true;
       return this.stop('Gone', 'the Node CR does not exist');
     }
-    await this.notices.degradationChanged(this.degradation.owedNotice());
+    // The first pass after a lift says so (a held-back pass says it at its end, naming what it held back).
+    if (this.degradation.level === 'off') await this.notices.degradationChanged(this.degradation.owedNotice([]));
     const validation = cr.validation;
     if (!validation.ok) {
       await this.notices.invalidSpec(validation.problems);
@@ -275,6 +282,16 @@ export class NodeReconciler {
     if (gates.cloud) this.vSwitchRefreshRequested = false;
     const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
     // Held back by degradation, the sync stays due (needResync, the CR's times): it runs once lifted.
+    const syncWanted =
+      !gates.sync &&
+      isOpenApiSyncDue({
+        needResync: this.state.needResync,
+        lastSyncMs: syncTimesOf(node.status).lastSyncMs,
+        nextSyncMs: this.schedule.nextSyncMs ?? syncTimesOf(node.status).nextSyncMs,
+        podCount: demand.requests.length,
+        eniCount: Object.keys(enis).length,
+        nowMs: now,
+      });
     const sync = !gates.sync
       ? { enis, times: syncTimesOf(node.status), synced: false }
       : await syncEnisIfDue({
@@ -340,6 +357,10 @@ export class NodeReconciler {
       enis = planPoolRelease({ spec, enis }).enis;
       this.state.lastGcMs = now;
     }
+    const releaseWanted =
+      !gates.release &&
+      (planGc({ enis }).length > 0 ||
+        (gcDue && hasWorkForGcPeriod({ spec, enis, unsatisfied: [], awaitingCniDelete: 0 })));
     const gc = gates.release
       ? await operator.collectGarbage(enis)
       : {
@@ -387,6 +408,12 @@ export class NodeReconciler {
     };
     this.passRecord.settle('completed');
     const ledger = this.state.failures ?? {};
+    const heldBack = heldBackWork(this.degradation.level, {
+      sync: syncWanted,
+      allocate: local.unsatisfied.length > 0 || plan.allocations.length > 0 || openIntents.length > 0,
+      release: releaseWanted,
+    });
+    await this.notices.degradationChanged(this.degradation.owedNotice(heldBack));
     await this.notices.blockedVSwitches(this.summary.blockedVSwitches);
     await this.notices.unlistedEnis(sync.synced ? (this.state.unlistedEnis ?? []) : []);
     await this.notices.reboundPods({ dropped: local.droppedInvalid, enis });
@@ -421,6 +448,7 @@ export class NodeReconciler {
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
     if (!this.degradation.gates().release) {
+      await this.notices.degradationChanged(this.degradation.owedNotice(['release']));
       return this.stop(
         'Deleting',
         `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`,
