@@ -2,6 +2,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 
 import { NODE_NAME_SEARCH_ATTRIBUTE, nodeWorkflowsQuery } from '../shared/workflow-ids.js';
+import type { ControlStore } from './control-store.js';
 
 /** What a command needs: a connected client, where its output goes, and the deployment's names. */
 export interface CliContext {
@@ -13,6 +14,8 @@ export interface CliContext {
   uiUrl?: string;
   /** The janitor's workflow id (default `JANITOR_WORKFLOW_ID`, src/shared/workflow-ids.ts). */
   janitorWorkflowId?: string;
+  /** The control ConfigMap (`degradation` command only; it needs Kubernetes access). */
+  control?: ControlStore;
   out: (line: string) => void;
 }
 

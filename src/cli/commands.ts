@@ -7,6 +7,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 
 import { CliError } from './cli-context.js';
 import type { CliContext, Parsed } from './cli-context.js';
+import { degradation } from './degradation-command.js';
 import { janitor } from './janitor-command.js';
 import { node, poke } from './node-commands.js';
 import { status } from './status-command.js';
@@ -15,6 +16,8 @@ export { CliError, webUiLink } from './cli-context.js';
 export { nodeWorkflowsQuery } from '../shared/workflow-ids.js';
 export type { CliContext } from './cli-context.js';
 export { formatJanitorReport } from './janitor-command.js';
+export { kubeControlStore } from './control-store.js';
+export type { ControlStore } from './control-store.js';
 export { formatGcResult, formatNodeState } from './node-commands.js';
 export type { NodeSummary, StatusReport } from './status-command.js';
 
@@ -30,13 +33,16 @@ export const CLI_USAGE = `usage: eniflow <command> [options]
   janitor                        the orphan-ENI janitor's last report
   janitor --dry-run              run a janitor pass that deletes nothing, print what it would delete
   janitor --delete               run a janitor pass now (deletes orphan ENIs; refused if the janitor runs dry)
+  degradation set l0|l1|off      cluster-wide switch for cloud incidents: l0 no cloud call, l1 no releasing call
+  degradation show               the switch (control ConfigMap) and which level each node workflow runs at
 
-options: --json (machine-readable output of status, node, gc, janitor)
+options: --json (machine-readable output of status, node, gc, janitor, degradation show)
 environment: TEMPORAL_* as for the worker and watcher (address, namespace, TLS, API key, task queue);
-             TEMPORAL_UI_URL (e.g. http://127.0.0.1:8233) adds Web UI links`;
+             TEMPORAL_UI_URL (e.g. http://127.0.0.1:8233) adds Web UI links;
+             degradation: KUBECONFIG, ENIFLOW_CONTROL_CONFIGMAP (namespace/name, default kube-system/eniflow-control)`;
 
 /** The commands {@link runCli} knows. */
-export const CLI_COMMANDS = ['help', 'status', 'node', 'gc', 'resync', 'reconcile', 'janitor'] as const;
+export const CLI_COMMANDS = ['help', 'status', 'node', 'gc', 'resync', 'reconcile', 'janitor', 'degradation'] as const;
 
 const FLAGS = ['--json', '--all-failing', '--dry-run', '--delete'] as const;
 
@@ -78,6 +84,9 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
         return await poke(context, { ...parsed, command: parsed.command });
       case 'janitor':
         await janitor(context, parsed);
+        return 0;
+      case 'degradation':
+        await degradation(context, parsed);
         return 0;
       default:
         throw new CliError(`unknown command "${parsed.command}"\n${CLI_USAGE}`, 2);

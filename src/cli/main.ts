@@ -3,10 +3,22 @@
  * `npm run eniflow -- <command>` (or the `eniflow` bin): operator commands over Temporal, configured like the worker
  * and the watcher (`TEMPORAL_*`, see src/config.ts), plus `TEMPORAL_UI_URL` for Web UI links. See {@link CLI_USAGE}.
  */
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 
 import { ConfigError, loadTemporalConnectionConfig } from '../config.js';
-import { CLI_COMMANDS, CLI_USAGE, runCli } from './commands.js';
+import { controlConfigMapOf } from '../watcher/watcher-config.js';
+import { CLI_COMMANDS, CLI_USAGE, kubeControlStore, runCli } from './commands.js';
+import type { ControlStore } from './commands.js';
+
+/** The control ConfigMap, for the `degradation` command only: the other commands need no Kubernetes access. */
+function controlStore(command: string, problems: string[]): ControlStore | undefined {
+  if (command !== 'degradation') return undefined;
+  const where = controlConfigMapOf(process.env, problems);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  return kubeControlStore({ core: kubeConfig.makeApiClient(CoreV1Api), ...where });
+}
 
 function write(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -24,6 +36,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const problems: string[] = [];
   const config = loadTemporalConnectionConfig(process.env, problems);
+  const control = controlStore(command, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const connection = await Connection.connect({
     address: config.address,
@@ -38,6 +51,7 @@ async function main(argv: readonly string[]): Promise<number> {
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       ...(uiUrl === undefined || uiUrl === '' ? {} : { uiUrl }),
+      ...(control === undefined ? {} : { control }),
       out: write,
     });
   } finally {

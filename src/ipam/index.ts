@@ -35,3 +35,4 @@ export * from './stuck-wait.js';
 export * from './prefix-records.js';
 export * from './prefix-plan.js';
 export * from './latency-observations.js';
+export * from './degradation.js';

@@ -10,6 +10,8 @@ export const PENDING_REASONS = {
   waitingForAttach: 'a new ENI is being created and attached for it',
   foreignIp: 'the pod already runs with an IP this node does not hold',
   allocating: 'IP allocation is in progress',
+  degradedL0:
+    'the degradation switch l0 holds back every cloud call; only idle IPs already on the node are handed out until it is lifted',
 } as const;
 
 export type PendingReason = keyof typeof PENDING_REASONS;
@@ -23,9 +25,12 @@ export function explainPendingPod(input: {
   isNodeReady: boolean;
   plan?: Pick<EniAllocationPlan, 'allocations' | 'problems' | 'unmetDemand'>;
   failureTypes: readonly string[];
+  /** Set while degradation (l0) holds back allocation: the plan, if any, was not acted on. */
+  allocationHeldBack?: boolean;
 }): PendingReason {
   if (!input.isNodeReady) return 'nodeNotReady';
   if (input.podReason === 'statusIpNotInPool') return 'foreignIp';
+  if (input.allocationHeldBack === true) return 'degradedL0';
   if (input.failureTypes.includes('EcsThrottled')) return 'throttled';
   const plan = input.plan;
   // Both plan problems (an exhausted ENI vSwitch, no vSwitch for a new ENI) mean the vSwitches are out of IPs.

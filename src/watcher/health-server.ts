@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
 import { listenOn, serveMetrics } from '../http-endpoint.js';
+import { DEGRADATION_LEVELS } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import type { IpamGauges, NodeWaiting } from './ipam-gauges.js';
 import type { WatcherMetrics } from './watcher-metrics.js';
@@ -117,6 +118,32 @@ function ipamMetrics(registry: Registry, source: HealthSource): void {
   });
 }
 
+/** The degradation switch: which level holds (1 for it, 0 for the others) and what its broadcasts did. */
+function degradationMetrics(registry: Registry, source: HealthSource): void {
+  new Gauge({
+    name: 'eniflow_degradation_level',
+    help: 'The cluster degradation switch as this replica reads it: 1 for the level in force (off, l1, l0).',
+    labelNames: ['level'],
+    registers: [registry],
+    collect() {
+      const current = source.metrics().degradation?.level ?? 'off';
+      for (const level of DEGRADATION_LEVELS) this.set({ level }, level === current ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'eniflow_degradation_signals_total',
+    help: 'Degradation signals delivered to workflows (result ok) and failed after retries (result failed).',
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const counters = source.metrics().degradation;
+      this.inc({ result: 'ok' }, counters?.signalsSent ?? 0);
+      this.inc({ result: 'failed' }, counters?.signalFailures ?? 0);
+    },
+  });
+}
+
 /**
  * A registry with Node's default process metrics, the watcher's counters and the leader's IPAM gauges. The watcher
  * keeps its own counts, so each metric reads them when scraped and reports them as they are (a reset followed by one
@@ -172,6 +199,7 @@ export function watcherRegistry(source: HealthSource): Registry {
       },
     });
   }
+  degradationMetrics(registry, source);
   ipamMetrics(registry, source);
   return registry;
 }

@@ -20,6 +20,7 @@ import { abortOptions } from '../kube-request.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
 import type { NodeChange } from './coalescer.js';
+import { DegradationWatch } from './degradation-watch.js';
 import { startHealthServer } from './health-server.js';
 import type { HealthSource } from './health-server.js';
 import { LeaderElector } from './leader-elector.js';
@@ -36,7 +37,7 @@ import type { NodeCrObject } from './relevant-changes.js';
 import { SignalDispatcher } from './signal-dispatcher.js';
 import { ipamGauges } from './ipam-gauges.js';
 import type { IpamGauges } from './ipam-gauges.js';
-import { loadWatcherConfig, WATCHER_METRICS_DEFAULTS } from './watcher-config.js';
+import { CONTROL_CONFIGMAP_NAME, loadWatcherConfig, WATCHER_METRICS_DEFAULTS } from './watcher-config.js';
 import type { WatcherConfig } from './watcher-config.js';
 import type { WatcherMetrics } from './watcher-metrics.js';
 import { TemporalWorkflowGateway } from './workflow-gateway.js';
@@ -84,6 +85,18 @@ export async function runWatcher(
 ): Promise<WatcherHandle> {
   const logger = dependencies.logger ?? createLogger({ name: 'eniflow-watcher', level: config.logLevel });
   const kubeConfig = dependencies.kubeConfig ?? loadKubeConfig(config);
+  // The operator's degradation switch: every start and signal carries it, a change is broadcast to every workflow.
+  const degradation = new DegradationWatch({
+    kubeConfig,
+    logger,
+    watch: config.watch,
+    configMap: config.degradation?.configMap ?? { namespace: config.lease.namespace, name: CONTROL_CONFIGMAP_NAME },
+    defaultLevel: config.degradation?.level ?? 'off',
+    onChange: (setting, previous) => {
+      logger.warn({ level: setting.level, previous, revision: setting.revision }, 'Degradation level changed');
+      void broadcastDegradation();
+    },
+  });
   warnDeprecatedVariables(config.temporal, (fields, message) => {
     logger.warn(fields, message);
   });
@@ -107,6 +120,7 @@ export async function runWatcher(
       janitorSettings: config.janitorSettings,
       // Read when a workflow is started, by then the informer below exists.
       instanceOf: (nodeName) => instanceIdOf(nodeCrs.view(nodeName)),
+      degradation: () => degradation.current(),
     });
   }
 
@@ -160,6 +174,42 @@ export async function runWatcher(
   });
   const informers = [pods, nodeCrs, coreNodes];
   const synced = Promise.all(informers.map((informer) => informer.synced)).then(() => undefined);
+
+  let broadcasting: Promise<void> = Promise.resolve();
+  /** Hands the current setting to every running workflow (leader only), one broadcast after another. */
+  const broadcastDegradation = (): Promise<void> => {
+    broadcasting = broadcasting.then(async () => {
+      const broadcast = gateway.broadcastDegradation?.bind(gateway);
+      if (broadcast === undefined) return;
+      const startedMs = Date.now();
+      for (let attempt = 1; elector.isLeader(); attempt += 1) {
+        const setting = degradation.current();
+        const names = [...new Set([...nodeCrs.nodeNames(), ...coreNodes.nodeNames()])];
+        try {
+          const result = await broadcast(setting, names);
+          degradation.counters.signalsSent += result.signalled;
+          degradation.counters.lastBroadcastMs = Date.now() - startedMs;
+          logger.info(
+            { level: setting.level, ...result, failed: result.failed.length, ms: Date.now() - startedMs },
+            'Degradation level sent to the workflows',
+          );
+          if (result.failed.length === 0) return;
+          degradation.counters.signalFailures += result.failed.length;
+        } catch (error) {
+          degradation.counters.signalFailures += 1;
+          logger.warn({ err: error, attempt }, 'Could not send the degradation level; retrying');
+        }
+        // The workflows that missed it also get it with their next reconcile signal.
+        if (attempt >= 5) return;
+        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+      }
+    });
+    return broadcasting;
+  };
+  // Workflows started before the ConfigMap was read got the configured level: tell them if it differs.
+  void degradation.synced.then(() => {
+    if (degradation.current().level !== (config.degradation?.level ?? 'off')) void broadcastDegradation();
+  });
 
   const signalEveryNode = async (): Promise<void> => {
     await synced;
@@ -223,6 +273,7 @@ export async function runWatcher(
   });
 
   for (const informer of informers) informer.start();
+  degradation.start();
   elector.start();
   logger.info(
     {
@@ -252,11 +303,13 @@ export async function runWatcher(
       isLeader: elector.isLeader(),
       leader: { ...elector.counters },
       informers: { pods: pods.counters(), nodeCrs: nodeCrs.counters(), coreNodes: coreNodes.counters() },
+      degradation: { ...degradation.counters },
     }),
     stop: (options = {}) => {
       stopping ??= (async () => {
         stopNodeStatePolls();
-        await Promise.all(informers.map((informer) => informer.stop()));
+        await Promise.all([...informers.map((informer) => informer.stop()), degradation.stop()]);
+        await broadcasting;
         // No signal may leave after the lease is released: the next leader starts by signalling every node.
         await dispatcher.stop();
         await elector.stop({ release: options.releaseLease ?? true });

@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 
 import { ConfigError, loadTemporalConnectionConfig, TEMPORAL_ENV } from '../config.js';
 import type { TemporalConnectionConfig } from '../config.js';
+import { parseDegradationLevel } from '../ipam/index.js';
+import type { DegradationLevel } from '../ipam/index.js';
 import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
 import type { JanitorSettings } from '../shared/janitor-settings.js';
 import { DEFAULT_NODE_SETTINGS } from '../workflows/messages.js';
@@ -46,7 +48,18 @@ export interface WatcherConfig {
   janitorSettings: JanitorSettings;
   /** The leader's IPAM metrics: how many nodes get their own waiting-pod series, and how often states are counted. */
   metrics?: { topNodes?: number; nodeStatePollMs?: number };
+  /**
+   * The degradation switch (Terway's `l0`/`l1`): `level` from `ENIFLOW_DEGRADATION` applies while the ConfigMap
+   * (`ENIFLOW_CONTROL_CONFIGMAP`, key `degradation`) is absent; the ConfigMap, set by `eniflow degradation set`, wins.
+   * Absent (tests): `off`, ConfigMap `<lease namespace>/eniflow-control`.
+   */
+  degradation?: { level: DegradationLevel; configMap: { namespace: string; name: string } };
 }
+
+/** The ConfigMap that holds the operator's switches, in the lease's namespace unless configured. */
+export const CONTROL_CONFIGMAP_NAME = 'eniflow-control';
+/** Its key of the degradation level: `l0`, `l1`, or empty / `off`. */
+export const DEGRADATION_KEY = 'degradation';
 
 /** Defaults of {@link WatcherConfig.metrics}. */
 export const WATCHER_METRICS_DEFAULTS = { topNodes: 20, nodeStatePollMs: 60_000 } as const;
@@ -77,6 +90,10 @@ export const WATCHER_ENV = {
   HEALTH_ADDRESS: 'serve `/healthz`, `/readyz` and `/metrics` on this `host:port` (default off)',
   METRICS_TOP_NODES: 'nodes with the most pods waiting for an IP that get their own metric series (default 20)',
   NODE_STATE_POLL_SECONDS: 'how often the leader counts node workflows by IPAM state in Temporal (default 60)',
+  ENIFLOW_DEGRADATION:
+    'degradation level while the control ConfigMap does not set one: `l0` no cloud call, `l1` no releasing call, empty/`off` none (default off)',
+  ENIFLOW_CONTROL_CONFIGMAP:
+    '`namespace/name` of the ConfigMap whose `degradation` key sets the level cluster-wide (default `<LEASE_NAMESPACE>/eniflow-control`)',
   NODE_WORKFLOW_SETTINGS:
     'JSON object of node-workflow settings (e.g. `{"gcPeriodMs": 10000}`) over the defaults, recorded in workflows started from now on',
 } as const;
@@ -245,6 +262,7 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
         }) * 1000,
     },
   };
+  config.degradation = degradationFrom(env, leaseNamespace, problems);
   if (env['KUBECONFIG'] !== undefined && env['KUBECONFIG'] !== '') config.kubeconfigPath = env['KUBECONFIG'];
   const healthAddress = env['HEALTH_ADDRESS'];
   if (healthAddress !== undefined && healthAddress !== '') {
@@ -253,4 +271,37 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** `ENIFLOW_DEGRADATION` and `ENIFLOW_CONTROL_CONFIGMAP`. */
+function degradationFrom(
+  env: Env,
+  leaseNamespace: string,
+  problems: string[],
+): NonNullable<WatcherConfig['degradation']> {
+  const parsed = parseDegradationLevel(env['ENIFLOW_DEGRADATION']);
+  if (!parsed.ok) problems.push(`ENIFLOW_DEGRADATION ${parsed.message.replace(/^degradation /, '')}`);
+  return { level: parsed.ok ? parsed.level : 'off', configMap: controlConfigMapOf(env, problems, leaseNamespace) };
+}
+
+/**
+ * `ENIFLOW_CONTROL_CONFIGMAP` (`namespace/name`), by default `eniflow-control` in the lease's namespace: the watcher
+ * and the CLI read it alike.
+ */
+export function controlConfigMapOf(
+  env: Env,
+  problems: string[],
+  leaseNamespace = env['LEASE_NAMESPACE'] ?? 'kube-system',
+): { namespace: string; name: string } {
+  const text = env['ENIFLOW_CONTROL_CONFIGMAP'] ?? '';
+  const [namespace, name, ...rest] = text === '' ? [leaseNamespace, CONTROL_CONFIGMAP_NAME] : text.split('/');
+  if (
+    namespace === undefined ||
+    name === undefined ||
+    rest.length > 0 ||
+    ![namespace, name].every((part) => DNS_SUBDOMAIN.test(part))
+  ) {
+    problems.push(`ENIFLOW_CONTROL_CONFIGMAP must be namespace/name (DNS names), got "${text}"`);
+  }
+  return { namespace: namespace ?? leaseNamespace, name: name ?? CONTROL_CONFIGMAP_NAME };
 }

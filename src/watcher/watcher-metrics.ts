@@ -1,4 +1,5 @@
 import type { InformerCounters } from '../kube/resource-informer.js';
+import type { DegradationCounters } from './degradation-watch.js';
 import type { LeaderCounters } from './leader-elector.js';
 import type { SignalCounters } from './signal-dispatcher.js';
 
@@ -12,4 +13,6 @@ export interface WatcherMetrics extends SignalCounters {
   isLeader: boolean;
   leader: LeaderCounters;
   informers: { pods: InformerCounters; nodeCrs: InformerCounters; coreNodes: InformerCounters };
+  /** The degradation switch as this replica reads it, and its broadcasts (absent in older fakes). */
+  degradation?: DegradationCounters;
 }

@@ -1,7 +1,11 @@
 import { TypedSearchAttributes } from '@temporalio/common';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 
-import { IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
+import { NO_DEGRADATION } from '../ipam/index.js';
+import type { DegradationSetting } from '../ipam/index.js';
+import { mapLimited } from '../shared/map-limited.js';
+import { degradationSignal, IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
 import type { IpamState, NodeIpamSettings } from '../workflows/messages.js';
 import type { JanitorSettings } from '../shared/janitor-settings.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
@@ -24,7 +28,24 @@ export interface WorkflowGateway {
   ensureJanitor?(): Promise<void>;
   /** Running node workflows by their `IpamState` search attribute (`Unknown`: not published yet). */
   countNodesByState?(): Promise<Record<string, number>>;
+  /**
+   * Signals `degradation` to every running node workflow (those of `nodeNames` and those Temporal lists) and the
+   * janitor; workflows that are not running are skipped.
+   */
+  broadcastDegradation?(setting: DegradationSetting, nodeNames: readonly string[]): Promise<BroadcastResult>;
 }
+
+/** What a degradation broadcast reached. */
+export interface BroadcastResult {
+  signalled: number;
+  /** Workflows that were not running (a node without one, the janitor not started). */
+  notRunning: number;
+  /** Workflow ids whose signal failed (to retry). */
+  failed: string[];
+}
+
+/** Signals in flight at once in a broadcast: 200 nodes take a few round trips, not 200. */
+const BROADCAST_CONCURRENCY = 32;
 
 /**
  * The Web UI's fixed summary and details of a node's workflow (Temporal user metadata, set at start). What changes
@@ -58,6 +79,7 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
   private readonly nodeSettings: NodeIpamSettings;
   private readonly janitorSettings: JanitorSettings;
   private readonly instanceOf: (nodeName: string) => string | undefined;
+  private readonly degradation: () => DegradationSetting;
 
   /**
    * `nodeSettings` are recorded in every node workflow started here, `janitorSettings` in the janitor (both in
@@ -69,22 +91,27 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
     nodeSettings: NodeIpamSettings;
     janitorSettings: JanitorSettings;
     instanceOf?: (nodeName: string) => string | undefined;
+    /** The cluster's degradation setting now: carried by every start and signal (see `ReconcileReason`). */
+    degradation?: () => DegradationSetting;
   }) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.nodeSettings = options.nodeSettings;
     this.janitorSettings = options.janitorSettings;
     this.instanceOf = options.instanceOf ?? (() => undefined);
+    this.degradation = options.degradation ?? (() => NO_DEGRADATION);
   }
 
   async signalNode(signal: NodeSignal): Promise<void> {
+    const degradation = this.degradation();
     await this.client.workflow.signalWithStart<typeof nodeIpamWorkflow, [typeof signal.reason]>(NODE_WORKFLOW_TYPE, {
       workflowId: nodeWorkflowId(signal.nodeName),
       taskQueue: this.taskQueue,
       // The settings are recorded input: a later change of a default never alters what this run replays.
-      args: [{ nodeName: signal.nodeName, settings: this.nodeSettings }],
+      args: [{ nodeName: signal.nodeName, settings: this.nodeSettings, degradation }],
       signal: reconcileSignal,
-      signalArgs: [signal.reason],
+      // The degradation rides along: a workflow that missed a broadcast is put right by its next signal.
+      signalArgs: [{ ...signal.reason, degradation }],
       // IpamState is set at start, so a node is listed as Starting before its first pass ends.
       typedSearchAttributes: new TypedSearchAttributes([
         { key: NODE_NAME_SEARCH_ATTRIBUTE, value: signal.nodeName },
@@ -120,8 +147,30 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
       workflowId: JANITOR_WORKFLOW_ID,
       taskQueue: this.taskQueue,
       // In full, like the node workflows' settings: a later default never changes what a running janitor replays.
-      args: [{ settings: this.janitorSettings }],
+      args: [{ settings: this.janitorSettings, degradation: this.degradation() }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
+  }
+
+  async broadcastDegradation(setting: DegradationSetting, nodeNames: readonly string[]): Promise<BroadcastResult> {
+    const ids = new Set(nodeNames.map((nodeName) => nodeWorkflowId(nodeName)));
+    // Visibility may lag a start by a second; the informers' node names cover the newest nodes.
+    for await (const execution of this.client.workflow.list({ query: nodeWorkflowsQuery(this.taskQueue) })) {
+      ids.add(execution.workflowId);
+    }
+    ids.add(JANITOR_WORKFLOW_ID);
+    const outcomes = await mapLimited([...ids].sort(), BROADCAST_CONCURRENCY, async (workflowId) => {
+      try {
+        await this.client.workflow.getHandle(workflowId).signal(degradationSignal, setting);
+        return 'signalled' as const;
+      } catch (error) {
+        return error instanceof WorkflowNotFoundError ? ('notRunning' as const) : workflowId;
+      }
+    });
+    return {
+      signalled: outcomes.filter((outcome) => outcome === 'signalled').length,
+      notRunning: outcomes.filter((outcome) => outcome === 'notRunning').length,
+      failed: outcomes.filter((outcome) => outcome !== 'signalled' && outcome !== 'notRunning'),
+    };
   }
 }

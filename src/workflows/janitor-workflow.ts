@@ -10,14 +10,22 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 
-import { planOrphanEnis, recheckOrphan } from '../ipam/index.js';
-import type { OrphanEniPlan, OrphanRecheck } from '../ipam/index.js';
+import {
+  degradationGates,
+  degradationSummary,
+  isDegradationSetting,
+  isNewerDegradation,
+  planOrphanEnis,
+  recheckOrphan,
+} from '../ipam/index.js';
+import type { DegradationSetting, OrphanEniPlan, OrphanRecheck } from '../ipam/index.js';
 import type { Activities } from '../activities/index.js';
 import { ACTIVITY_POLICIES } from './activity-policies.js';
 import { requireClusterId } from './cluster-id.js';
 import { proxyActivitiesWithSummaries } from './activity-summaries.js';
 import { DEFAULT_JANITOR_SETTINGS } from '../shared/janitor-settings.js';
 import type { JanitorSettings } from '../shared/janitor-settings.js';
+import { degradationSignal } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
 
 const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);
@@ -46,6 +54,8 @@ export interface JanitorReport {
   adopted: number;
   /** eniflow ENIs without a cluster tag that no Node CR of this cluster lists: reported, never deleted. */
   unowned: OrphanEniPlan['unowned'];
+  /** Set when the cluster's degradation switch held the pass back: l1 deletes nothing, l0 does not even list. */
+  heldBack?: string;
 }
 
 /**
@@ -63,8 +73,17 @@ export const janitorReportQuery = defineQuery<JanitorReport | undefined>('lastRe
  * the saga's compensation): whatever path leaves an ENI behind, it is found and removed, with an Event per deletion.
  * ENIs of other clusters are never looked at twice; ENIs made before the cluster tag are reported, never deleted.
  */
-export async function eniJanitorWorkflow(input: { settings?: Partial<JanitorSettings> } = {}): Promise<void> {
+export async function eniJanitorWorkflow(
+  input: { settings?: Partial<JanitorSettings>; degradation?: DegradationSetting } = {},
+): Promise<void> {
   const settings = checkedSettings(input.settings);
+  // The cluster's degradation switch, from the start input and the watcher's `degradation` signals (newest wins).
+  let degradation: DegradationSetting | undefined = isDegradationSetting(input.degradation)
+    ? input.degradation
+    : undefined;
+  setHandler(degradationSignal, (offered) => {
+    if (isDegradationSetting(offered) && isNewerDegradation(degradation, offered)) degradation = offered;
+  });
   let requests: { dryRun: boolean; seq: number }[] = [];
   let requested = 0;
   let done = 0;
@@ -107,14 +126,21 @@ export async function eniJanitorWorkflow(input: { settings?: Partial<JanitorSett
     await condition(() => requests.length > 0, settings.intervalMs);
     const request = requests[0];
     requests = requests.slice(1);
-    lastReport = await janitorPass({ settings, dryRun: request?.dryRun ?? settings.dryRun });
+    lastReport = await janitorPass({
+      settings,
+      dryRun: request?.dryRun ?? settings.dryRun,
+      level: degradation?.level ?? 'off',
+    });
     if (request !== undefined) {
       reports.set(request.seq, lastReport);
       done = request.seq;
     }
   }
   await condition(allHandlersFinished);
-  await continueAsNew<typeof eniJanitorWorkflow>({ settings });
+  await continueAsNew<typeof eniJanitorWorkflow>({
+    settings,
+    ...(degradation === undefined ? {} : { degradation }),
+  });
 }
 
 /** The settings in full; a start without a cluster id fails at once (it could not tell its ENIs from others'). */
@@ -123,8 +149,32 @@ function checkedSettings(given: Partial<JanitorSettings> | undefined): JanitorSe
   return requireClusterId({ ...DEFAULT_JANITOR_SETTINGS, ...given });
 }
 
-async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }): Promise<JanitorReport> {
+async function janitorPass(input: {
+  settings: JanitorSettings;
+  dryRun: boolean;
+  level: DegradationSetting['level'];
+}): Promise<JanitorReport> {
   const { clusterId, vpcId } = input.settings;
+  const gates = degradationGates(input.level);
+  const heldBack = gates.release ? {} : { heldBack: degradationSummary(input.level) };
+  if (!gates.cloud) {
+    return {
+      at: new Date().toISOString(),
+      clusterId,
+      dryRun: true,
+      checked: 0,
+      orphans: [],
+      deleted: [],
+      spared: [],
+      failed: [],
+      kept: {},
+      adopted: 0,
+      unowned: [],
+      ...heldBack,
+    };
+  }
+  // Under l1 the pass lists and reports, as a dry run: deleting is a releasing call.
+  const dryRun = input.dryRun || !gates.release;
   const vpc = vpcId === undefined ? {} : { vpcId };
   const owned = await ecsRead.listEniflowEnis({ clusterId, ...vpc });
   // Only for the ENIs made before the cluster tag: a list by tag cannot ask for a tag that is absent.
@@ -142,7 +192,7 @@ async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }
   const report: JanitorReport = {
     at: new Date(now).toISOString(),
     clusterId,
-    dryRun: input.dryRun,
+    dryRun,
     checked: owned.length,
     orphans: plan.orphans,
     deleted: [],
@@ -151,6 +201,7 @@ async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }
     kept: {},
     adopted: plan.adopted.length,
     unowned: plan.unowned,
+    ...heldBack,
   };
   for (const kept of plan.kept) report.kept[kept.reason] = (report.kept[kept.reason] ?? 0) + 1;
   if (plan.unowned.length > 0) {
@@ -159,11 +210,11 @@ async function janitorPass(input: { settings: JanitorSettings; dryRun: boolean }
       eniIds: plan.unowned.map((eni) => eni.eniId),
     });
   }
-  if (!input.dryRun) {
+  if (!dryRun) {
     for (const orphan of plan.orphans) await deleteOrphan({ orphan, clusterId, report });
   }
   metricsSink.janitorPass({
-    dryRun: input.dryRun,
+    dryRun,
     orphans: plan.orphans.length,
     deleted: report.deleted.length,
     failed: report.failed.length,

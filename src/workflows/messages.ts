@@ -2,6 +2,8 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 import { CREATE_ATTEMPT_HORIZON_MS } from '../ipam/index.js';
 import type {
+  DegradationLevel,
+  DegradationSetting,
   EniAllocation,
   FailingOperation,
   GcAction,
@@ -26,6 +28,11 @@ export interface ReconcileReason {
    * waits for its own cache to have seen as much (else reads live), so a pass never plans on an older view.
    */
   seen?: Record<string, string>;
+  /**
+   * The cluster's degradation setting as the watcher knows it: every signal carries it, so a workflow that missed a
+   * `degradation` signal (sent while a watcher restarted) is put right by the next signal at no history cost.
+   */
+  degradation?: DegradationSetting;
 }
 
 /** Wakes the workflow for a reconcile pass; bursts are coalesced (one pass per minimum interval). */
@@ -34,6 +41,12 @@ export const reconcileSignal = defineSignal<[ReconcileReason]>('reconcile');
 export const gcSignal = defineSignal('gc');
 /** Forces a full OpenAPI sync of the node's ENIs on the next pass. */
 export const resyncSignal = defineSignal('resync');
+/**
+ * The cluster's degradation switch changed (Terway's controlplane `degradation`): what the node's passes may ask of
+ * the cloud from now on. Sent by the watcher to every running node workflow and the janitor; an older revision than
+ * the one held is ignored.
+ */
+export const degradationSignal = defineSignal<[DegradationSetting]>('degradation');
 
 /** What a GC pass gave back to the cloud. */
 export interface GcResult {
@@ -125,6 +138,11 @@ export interface NodeWorkflowState {
    * `wakeOnVSwitches` gains addresses).
    */
   stuckWait?: { cause: StuckCause; message: string; wakeOnVSwitches?: string[] };
+  /**
+   * The degradation setting this workflow runs at (absent: never told of one, so none) and what it holds back:
+   * `heldBack` names the gates closed (`cloud`, `allocate`, `release`, `sync`).
+   */
+  degradation?: { level: DegradationLevel; revision: string; heldBack: string[]; summary: string };
 }
 
 export const IPAM_STATES = [

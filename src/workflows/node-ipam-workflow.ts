@@ -10,7 +10,16 @@ import {
 } from '@temporalio/workflow';
 
 import { requireClusterId } from './cluster-id.js';
-import { DEFAULT_NODE_SETTINGS, gcSignal, gcUpdate, reconcileSignal, resyncSignal, stateQuery } from './messages.js';
+import type { DegradationSetting } from '../ipam/index.js';
+import {
+  DEFAULT_NODE_SETTINGS,
+  degradationSignal,
+  gcSignal,
+  gcUpdate,
+  reconcileSignal,
+  resyncSignal,
+  stateQuery,
+} from './messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
 import type { CarriedState } from './node/carried-state.js';
@@ -23,6 +32,8 @@ export interface NodeIpamWorkflowInput {
   nodeName: string;
   settings?: Partial<NodeIpamSettings>;
   carried?: CarriedState;
+  /** The cluster's degradation setting when the watcher started the workflow (a continue-as-new carries its own). */
+  degradation?: DegradationSetting;
 }
 
 /**
@@ -36,6 +47,7 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
     nodeName: input.nodeName,
     settings: checkedSettings(input),
     ...(input.carried === undefined ? {} : { carried: input.carried }),
+    ...(input.degradation === undefined ? {} : { degradation: input.degradation }),
   });
   const story: NodeStory = new NodeStory({
     nodeName: input.nodeName,
@@ -48,6 +60,9 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
   setHandler(gcSignal, () => {
     reconciler.requestGc();
   });
+  setHandler(degradationSignal, (setting) => {
+    reconciler.setDegradation(setting);
+  });
   setHandler(resyncSignal, () => {
     reconciler.requestResync();
   });
@@ -56,7 +71,7 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
   });
   setHandler(gcUpdate, async () => {
     const seq = reconciler.requestGc();
-    const deferred = gcDeferral(view());
+    const deferred = reconciler.degradation.gcDeferral() ?? gcDeferral(view());
     if (deferred !== undefined) return deferred;
     await condition(() => reconciler.gc.isDone(seq));
     return reconciler.gc.lastResult;

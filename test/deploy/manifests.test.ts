@@ -50,16 +50,20 @@ const EXPECTED_RULES: Record<string, string[]> = {
     'core nodes: list,watch',
     'network.alibabacloud.com nodes: list,watch',
   ],
-  'Role/eniflow-watcher-leader-election': ['coordination.k8s.io leases: create,get,update'],
+  'Role/eniflow-watcher-leader-election': [
+    'coordination.k8s.io leases: create,get,update',
+    'core configmaps[eniflow-control]: get,list,watch',
+  ],
 };
 
 function ruleLines(rules: readonly V1PolicyRule[] | undefined): string[] {
   return (rules ?? []).flatMap((rule) => {
-    assert.equal(rule.resourceNames, undefined);
     assert.equal(rule.nonResourceURLs, undefined);
+    // A rule narrowed to named objects shows them: `core configmaps[eniflow-control]`.
+    const names = rule.resourceNames === undefined ? '' : `[${[...rule.resourceNames].sort().join(',')}]`;
     return (rule.apiGroups ?? []).flatMap((group) =>
       (rule.resources ?? []).map(
-        (resource) => `${group === '' ? 'core' : group} ${resource}: ${[...rule.verbs].sort().join(',')}`,
+        (resource) => `${group === '' ? 'core' : group} ${resource}${names}: ${[...rule.verbs].sort().join(',')}`,
       ),
     );
   });

@@ -476,6 +476,51 @@ describe('RBAC of deploy/ on a real apiserver', () => {
     assert.equal(await outcome(watcher.coordination.deleteNamespacedLease({ namespace, name })), 403);
   });
 
+  it('lets the watcher get, list and watch the control ConfigMap only, never write it', async () => {
+    const name = 'eniflow-control';
+    await admin.core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { degradation: '' } } });
+    await admin.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'other' }, data: {} } });
+    const selector = `metadata.name=${name}`;
+    const listed = await watcher.core.listNamespacedConfigMap({ namespace, fieldSelector: selector });
+    assert.deepEqual(
+      listed.items.map((item) => item.metadata?.name),
+      [name],
+    );
+    assert.equal(await outcome(watcher.core.readNamespacedConfigMap({ namespace, name })), 'ok');
+    const changed = await watchFor({
+      identity: watcher,
+      path: `/api/v1/namespaces/${namespace}/configmaps`,
+      query: { fieldSelector: selector, resourceVersion: listed.metadata?.resourceVersion ?? '' },
+      trigger: () =>
+        admin.core.patchNamespacedConfigMap(
+          { namespace, name, body: { data: { degradation: 'l1' } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+    });
+    assert.deepEqual(changed, { event: 'MODIFIED', name });
+    assert.deepEqual(
+      {
+        'list every ConfigMap': await outcome(watcher.core.listNamespacedConfigMap({ namespace })),
+        'get another ConfigMap': await outcome(watcher.core.readNamespacedConfigMap({ namespace, name: 'other' })),
+        'patch the control ConfigMap': await outcome(
+          watcher.core.patchNamespacedConfigMap(
+            { namespace, name, body: { data: { degradation: 'l0' } } },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          ),
+        ),
+        'a ConfigMap of that name elsewhere': await outcome(
+          watcher.core.readNamespacedConfigMap({ namespace: 'default', name }),
+        ),
+      },
+      {
+        'list every ConfigMap': 403,
+        'get another ConfigMap': 403,
+        'patch the control ConfigMap': 403,
+        'a ConfigMap of that name elsewhere': 403,
+      },
+    );
+  });
+
   it('refuses the watcher every write and every read outside its informers with 403', async () => {
     const refused = {
       'patch a core Node condition': await outcome(

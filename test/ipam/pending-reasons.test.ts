@@ -28,6 +28,17 @@ describe('explainPendingPod', () => {
       expected: 'throttled',
     },
     {
+      name: 'degradation l0 holds allocation back: not the plan made without the cloud (vSwitches unread)',
+      input: {
+        podReason: 'noIdleIp',
+        isNodeReady: true,
+        plan: { ...quiet, problems: [{ kind: 'noVSwitchForNewEni', eniKind: 'secondary', message: 'unread' }] },
+        failureTypes: [],
+        allocationHeldBack: true,
+      },
+      expected: 'degradedL0',
+    },
+    {
       name: 'an exhausted vSwitch seen by the cloud',
       input: { podReason: 'noIdleIp', isNodeReady: true, plan: quiet, failureTypes: ['EcsVSwitchExhausted'] },
       expected: 'vSwitchExhausted',

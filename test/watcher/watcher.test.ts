@@ -182,14 +182,20 @@ describe('signals', () => {
       description: 'the start signal of the busy node',
       accept: (signals) => signals.length >= 1,
     });
-    assert.deepEqual(busyStart, { reason: 'watcher-start' });
+    // Every signal carries the cluster's degradation setting (none here).
+    const { degradation, ...start } = busyStart ?? { reason: '' };
+    assert.deepEqual(start, { reason: 'watcher-start' });
+    assert.equal(degradation?.level, 'off');
     const quiet = await waitForSignals({
       client: temporal.client,
       nodeName: quietNode,
       description: 'the start signal of the quiet node',
       accept: (signals) => signals.length >= 1,
     });
-    assert.deepEqual(quiet, [{ reason: 'watcher-start' }]);
+    assert.deepEqual(
+      quiet.map((signal) => signal.reason),
+      ['watcher-start'],
+    );
 
     const handle = temporal.client.workflow.getHandle(nodeWorkflowId(busyNode));
     const description = await handle.describe();
@@ -210,7 +216,12 @@ describe('signals', () => {
     const input = started?.input?.payloads?.[0]?.data;
     assert.ok(input != null);
     // The settings are recorded input (docs/decisions.md): the full defaults, never left to the workflow's constants.
-    assert.deepEqual(JSON.parse(Buffer.from(input).toString('utf8')), {
+    // So is the cluster's degradation setting (none here; its revision depends on when the ConfigMap was read).
+    const { degradation: startDegradation, ...startInput } = JSON.parse(Buffer.from(input).toString('utf8')) as {
+      degradation?: { level: string };
+    };
+    assert.equal(startDegradation?.level, 'off');
+    assert.deepEqual(startInput, {
       nodeName: busyNode,
       settings: { ...DEFAULT_NODE_SETTINGS, clusterId: TEST_CLUSTER_ID },
     });
@@ -472,8 +483,9 @@ describe('start sweep', () => {
     });
     // `seen` (the pods informer's resourceVersion) lets the worker's read wait for its cache; its value is the apiserver's.
     assert.deepEqual(
-      signals.map(({ seen, ...rest }) => {
+      signals.map(({ seen, degradation, ...rest }) => {
         assert.match(seen?.['pods'] ?? '', /^\d+$/);
+        assert.equal(degradation?.level, 'off');
         return rest;
       }),
       [{ reason: 'watcher-start,pod-added', podChanges: { added: 1, updated: 0, deleted: 0 } }],

@@ -33,6 +33,8 @@ export async function allocateForDemand(input: {
   local: { enis: NetworkInterfaces; unsatisfied: UnsatisfiedPod[] };
   /** The node's `createAttemptHorizonMs` setting. */
   createAttemptHorizonMs: number;
+  /** False while degradation l0 holds back every cloud call: the plan is made (it explains waiting pods), not acted on. */
+  allocate?: boolean;
 }): Promise<{
   plan: EniAllocationPlan;
   allocated: StepReport[];
@@ -50,6 +52,9 @@ export async function allocateForDemand(input: {
     vSwitches,
     randomValue: Math.random(),
   });
+  if (input.allocate === false) {
+    return { plan, allocated: [], enis: local.enis, changed: false, openIntents: state.pendingCreates ?? [] };
+  }
   adoptLegacyIntents({ state, spec, nodeName: input.nodeName });
   const { allocations, unneeded } = pairCreatesWithIntents({
     allocations: plan.allocations,

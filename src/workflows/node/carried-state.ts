@@ -1,5 +1,7 @@
 import { buildCreateRequest, ENIFLOW_INTENT_TAG } from '../../ipam/index.js';
 import type {
+  DegradationLevel,
+  DegradationSetting,
   EniKind,
   FailureLedger,
   NetworkInterfaces,
@@ -67,6 +69,12 @@ export interface CarriedState {
    * it is the node's mode for good; a later change of the spec raises a Warning Event and changes nothing.
    */
   prefixMode?: boolean;
+  /** The cluster's degradation setting as last told (absent: never told, so none). */
+  degradation?: DegradationSetting;
+  /** The level the node's last degradation Event told of, so that each change gets one Event, not each pass. */
+  degradationTold?: DegradationLevel;
+  /** Set once a pass found work the degradation held back: lifting it then wakes a pass (and asks for GC). */
+  degradationHeldBack?: boolean;
 }
 
 /** The carried state of a node's first run. */

@@ -46,6 +46,7 @@ export class CreateSaga {
   private readonly instanceId: string;
   private readonly tracker: OperationTracker;
   private readonly horizonMs: number;
+  private readonly holdReleases: boolean;
 
   constructor(input: {
     nodeName: string;
@@ -53,12 +54,15 @@ export class CreateSaga {
     instanceId: string;
     tracker: OperationTracker;
     horizonMs: number;
+    /** Degradation l1: no detach or delete; an ENI whose attach failed for good is left for GC (run once lifted). */
+    holdReleases?: boolean;
   }) {
     this.nodeName = input.nodeName;
     this.clusterId = input.clusterId;
     this.instanceId = input.instanceId;
     this.tracker = input.tracker;
     this.horizonMs = input.horizonMs;
+    this.holdReleases = input.holdReleases === true;
   }
 
   async run(input: {
@@ -257,6 +261,10 @@ export class CreateSaga {
         });
         return;
       }
+    }
+    if (this.holdReleases) {
+      report.outcomes.push({ kind: 'eniLeftForGc', eniId });
+      return;
     }
     const compensation = await CancellationScope.nonCancellable(async () => {
       try {

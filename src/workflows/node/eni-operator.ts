@@ -30,12 +30,21 @@ export class EniOperator {
   private readonly instanceId: string;
   private readonly clusterId: string;
   private readonly tracker: OperationTracker;
+  /** Set while degradation holds back releasing calls: a failed attach leaves its ENI for GC, not compensated. */
+  private readonly holdReleases: boolean;
 
-  constructor(input: { nodeName: string; instanceId: string; clusterId: string; tracker: OperationTracker }) {
+  constructor(input: {
+    nodeName: string;
+    instanceId: string;
+    clusterId: string;
+    tracker: OperationTracker;
+    holdReleases?: boolean;
+  }) {
     this.nodeName = input.nodeName;
     this.instanceId = input.instanceId;
     this.clusterId = input.clusterId;
     this.tracker = input.tracker;
+    this.holdReleases = input.holdReleases === true;
   }
 
   /** Runs every allocation at once; the reports come back in plan order. */
@@ -59,6 +68,7 @@ export class EniOperator {
                 instanceId: this.instanceId,
                 tracker: this.tracker,
                 horizonMs: input.createAttemptHorizonMs,
+                holdReleases: this.holdReleases,
               }).run({
                 allocation,
                 spec: input.spec,

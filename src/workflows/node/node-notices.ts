@@ -91,6 +91,11 @@ export class NodeNotices {
     }
   }
 
+  /** The node's degradation Event, once per change of level (see `NodeDegradation.owedNotice`). */
+  async degradationChanged(notice: EventInput | undefined): Promise<void> {
+    if (notice !== undefined) await this.event(notice);
+  }
+
   /**
    * A daemon that never writes its part of the spec looks exactly like a slow one: after `daemonWaitEventAfterMs`
    * one Warning says so, so an operator can tell them apart (the wait itself is not an error).
@@ -229,6 +234,8 @@ export class NodeNotices {
     plan?: EniAllocationPlan;
     failureTypes: readonly string[];
     ledger: FailureLedger;
+    /** Degradation l0: no allocation was tried, whatever the plan says. */
+    allocationHeldBack?: boolean;
   }): Promise<void> {
     const byPod = new Map(input.unsatisfied.map((pod) => [pod.request.podId, pod]));
     const tracked = trackPendingPods({
@@ -248,6 +255,7 @@ export class NodeNotices {
           isNodeReady: input.isNodeReady,
           failureTypes: input.failureTypes,
           ...(input.plan === undefined ? {} : { plan: input.plan }),
+          ...(input.allocationHeldBack === true ? { allocationHeldBack: true } : {}),
         });
         const notice = pendingPodNotice({ reason, failing: input.ledger, workflowId: workflowInfo().workflowId });
         const [namespace = '', name = ''] = podId.split('/');

@@ -5,15 +5,20 @@ import {
   failureTypesSince,
   foldEniOutcomes,
   hasFailingCalls,
+  hasWorkForGcPeriod,
+  heldBackWork,
+  isOpenApiSyncDue,
   mergeSeenVersions,
+  planGc,
   planPoolRelease,
   podIpRequestsFromPods,
   primaryFamilyOf,
   releaseIpsOfGonePods,
   sortedKeys,
+  syncTimesOf,
   unschedulableEniIds,
 } from '../../ipam/index.js';
-import type { NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
+import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { allocateForDemand } from './allocation-round.js';
@@ -22,6 +27,8 @@ import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
 import { GcRequests } from './gc-requests.js';
+import { NodeDegradation } from './node-degradation.js';
+import type { DegradationChange } from './node-degradation.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, readVSwitches, statusWithSyncTimes, writeStatusKeepingEnis } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
@@ -60,16 +67,26 @@ export class NodeReconciler {
   private vSwitchRefreshRequested = false;
   private readonly passRecord: PassRecord;
   readonly gc = new GcRequests();
+  /** The cluster's degradation switch as this node was last told (carried). */
+  readonly degradation: NodeDegradation;
   /** True once the node's CR is gone: the workflow then ends. */
   finished = false;
   /** Set by signals and updates; cleared when a pass starts. */
   dirty = true;
   passesThisRun = 0;
 
-  constructor(input: { nodeName: string; settings: NodeIpamSettings; carried?: CarriedState }) {
+  constructor(input: {
+    nodeName: string;
+    settings: NodeIpamSettings;
+    carried?: CarriedState;
+    degradation?: DegradationSetting;
+  }) {
     this.nodeName = input.nodeName;
     this.settings = input.settings;
     this.state = input.carried === undefined ? newCarriedState() : upgradeCarriedState(input.carried);
+    this.degradation = new NodeDegradation(this.state);
+    // A start's setting counts only if newer than the carried one (a continue-as-new hands on its own).
+    if (input.degradation !== undefined) this.degradation.offer(input.degradation);
     this.reader = new NodeReader(input.nodeName);
     this.passRecord = new PassRecord(this.state);
     this.notices = new NodeNotices({
@@ -90,8 +107,23 @@ export class NodeReconciler {
     if (reason?.seen !== undefined) this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, reason.seen);
     // The worker saw a vSwitch gain addresses; this worker's cache may still hold the block, so ask the cloud.
     if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.vSwitchRefreshRequested = true;
+    if (reason?.degradation !== undefined) this.setDegradation(reason.degradation);
     this.state.signalsReceived += 1;
     this.dirty = true;
+  }
+
+  /**
+   * The cluster's degradation setting: a change of level wakes a pass (its Event, and what it opened: GC held back
+   * is asked for now); the same level again, or an older setting, changes nothing and wakes nothing.
+   */
+  setDegradation(setting: DegradationSetting): DegradationChange {
+    const change = this.degradation.offer(setting);
+    // Tightening wakes nothing (the next pass that has work meets the gate); a lift wakes a node only if it held
+    // something back, with the GC it held back asked for.
+    if (!change.changed || change.opened.length === 0 || !this.degradation.heldBackSinceLift) return change;
+    if (change.opened.includes('release')) this.requestGc();
+    this.dirty = true;
+    return change;
   }
 
   requestResync(): void {
@@ -129,7 +161,7 @@ export class NodeReconciler {
   }
 
   view(ignoredSignals: readonly { name: string; at: string }[] = []): NodeWorkflowState {
-    return buildNodeView({
+    const view = buildNodeView({
       nodeName: this.nodeName,
       summary: this.summary,
       state: this.state,
@@ -137,6 +169,9 @@ export class NodeReconciler {
       nextPass: this.summary.lastPassEndMs === undefined ? undefined : this.nextPass(),
       ignoredSignals,
     });
+    const degradation = this.degradation.view();
+    if (degradation !== undefined) view.degradation = degradation;
+    return view;
   }
 
   /** One reconcile pass: read, plan with the core, act through activities, fold, write, then tell. */
@@ -189,6 +224,8 @@ export class NodeReconciler {
       this.finished = true;
       return this.stop('Gone', 'the Node CR does not exist');
     }
+    // The first pass after a lift says so (a held-back pass says it at its end, naming what it held back).
+    if (this.degradation.level === 'off') await this.notices.degradationChanged(this.degradation.owedNotice([]));
     const validation = cr.validation;
     if (!validation.ok) {
       await this.notices.invalidSpec(validation.problems);
@@ -241,28 +278,40 @@ export class NodeReconciler {
     const instanceId = spec.nodeMetadata?.instanceID ?? '';
     this.summary.instanceId = instanceId;
     let enis = this.startingEnis(node);
+    const gates = this.degradation.gates();
 
-    // A resync asks the cloud about the vSwitches again, lifting blocks it no longer backs.
-    const vSwitches = await readVSwitches({
-      spec,
-      enis,
-      refresh: this.vSwitchRefreshRequested || this.state.needResync,
-    });
-    this.vSwitchRefreshRequested = false;
+    // A resync asks the cloud about the vSwitches again, lifting blocks it no longer backs. Under l0 not at all.
+    const vSwitches = gates.cloud
+      ? await readVSwitches({ spec, enis, refresh: this.vSwitchRefreshRequested || this.state.needResync })
+      : {};
+    if (gates.cloud) this.vSwitchRefreshRequested = false;
     const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
-    const sync = await syncEnisIfDue({
-      enis,
-      status: node.status,
-      runNextSyncMs: this.schedule.nextSyncMs,
-      podCount: demand.requests.length,
-      instanceId,
-      clusterId: this.settings.clusterId,
-      spec,
-      vSwitches,
-      state: this.state,
-      record: this.passRecord,
-      periodMs: this.settings.openApiSyncPeriodMs,
-    });
+    // Held back by degradation, the sync stays due (needResync, the CR's times): it runs once lifted.
+    const syncWanted =
+      !gates.sync &&
+      isOpenApiSyncDue({
+        needResync: this.state.needResync,
+        lastSyncMs: syncTimesOf(node.status).lastSyncMs,
+        nextSyncMs: this.schedule.nextSyncMs ?? syncTimesOf(node.status).nextSyncMs,
+        podCount: demand.requests.length,
+        eniCount: Object.keys(enis).length,
+        nowMs: now,
+      });
+    const sync = !gates.sync
+      ? { enis, times: syncTimesOf(node.status), synced: false }
+      : await syncEnisIfDue({
+          enis,
+          status: node.status,
+          runNextSyncMs: this.schedule.nextSyncMs,
+          podCount: demand.requests.length,
+          instanceId,
+          clusterId: this.settings.clusterId,
+          spec,
+          vSwitches,
+          state: this.state,
+          record: this.passRecord,
+          periodMs: this.settings.openApiSyncPeriodMs,
+        });
     enis = sync.enis;
     const { times } = sync;
     this.schedule.nextSyncMs = times.nextSyncMs;
@@ -285,6 +334,7 @@ export class NodeReconciler {
       vSwitches,
       local,
       createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
+      allocate: gates.allocate,
     });
     const { plan, allocated, openIntents } = round;
     const served = round.changed
@@ -293,7 +343,8 @@ export class NodeReconciler {
     enis = applyAllocationConditions({
       enis: served.enis,
       errors: [
-        ...plan.problems.flatMap((problem) =>
+        // A plan that was not acted on (degradation l0) reports nothing about the ENIs.
+        ...(gates.allocate ? plan.problems : []).flatMap((problem) =>
           problem.kind === 'vSwitchExhausted'
             ? [{ eniId: problem.eniId, error: { kind: 'ipNotEnough' as const, vSwitchId: problem.vSwitchId } }]
             : [],
@@ -302,11 +353,24 @@ export class NodeReconciler {
       ],
       nowMs: now,
     });
-    if (this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= this.settings.gcPeriodMs) {
+    const gcDue =
+      this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= this.settings.gcPeriodMs;
+    // Held back by degradation, nothing is marked for release (marked IPs would be lost to pods meanwhile).
+    if (gates.release && gcDue) {
       enis = planPoolRelease({ spec, enis }).enis;
       this.state.lastGcMs = now;
     }
-    const gc = await operator.collectGarbage(enis);
+    const releaseWanted =
+      !gates.release &&
+      (planGc({ enis }).length > 0 ||
+        (gcDue && hasWorkForGcPeriod({ spec, enis, unsatisfied: [], awaitingCniDelete: 0 })));
+    const gc = gates.release
+      ? await operator.collectGarbage(enis)
+      : {
+          actions: [],
+          reports: [],
+          result: this.degradation.gcDeferral() ?? { releasedIps: [], removedEnis: [], failed: [] },
+        };
     enis = foldEniOutcomes(
       enis,
       gc.reports.flatMap((report) => report.outcomes),
@@ -328,6 +392,8 @@ export class NodeReconciler {
     const pending = served.unsatisfied.length;
     const awaitingCniDelete = released.awaitingCniDelete.length;
     this.schedule.found({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete, plan, openIntents });
+    // Work the degradation holds back is no reason for a timer: lifting it signals every node.
+    if (this.degradation.level !== 'off') this.schedule.heldBack({ awaitingCniDelete });
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
     this.summary = {
       ...this.summary,
@@ -343,10 +409,23 @@ export class NodeReconciler {
     };
     this.passRecord.settle('completed');
     const ledger = this.state.failures ?? {};
+    const heldBack = heldBackWork(this.degradation.level, {
+      sync: syncWanted,
+      allocate: local.unsatisfied.length > 0 || plan.allocations.length > 0 || openIntents.length > 0,
+      release: releaseWanted,
+    });
+    await this.notices.degradationChanged(this.degradation.owedNotice(heldBack));
     await this.notices.blockedVSwitches(this.summary.blockedVSwitches);
     await this.notices.unlistedEnis(sync.synced ? (this.state.unlistedEnis ?? []) : []);
     await this.notices.reboundPods({ dropped: local.droppedInvalid, enis });
-    await this.notices.pendingPods({ unsatisfied: served.unsatisfied, isNodeReady: true, plan, failureTypes, ledger });
+    await this.notices.pendingPods({
+      unsatisfied: served.unsatisfied,
+      isNodeReady: true,
+      plan,
+      failureTypes,
+      ledger,
+      allocationHeldBack: !gates.allocate,
+    });
     await this.notices.sufficientIp({
       hasIdleIp: plan.capacity.hasIdleIp,
       hasAllocatableEni: plan.capacity.hasAllocatableEni && !vSwitchExhausted,
@@ -363,6 +442,8 @@ export class NodeReconciler {
       state: this.state,
       operator: this.newOperator(input.instanceId),
       createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
+      gates: this.degradation.gates(),
+      gcDeferral: this.degradation.gcDeferral(),
       tools: {
         record: this.passRecord,
         gc: this.gc,
@@ -381,6 +462,7 @@ export class NodeReconciler {
       instanceId,
       clusterId: this.settings.clusterId,
       tracker: this.tracker,
+      holdReleases: !this.degradation.gates().release,
     });
   }
 
@@ -398,6 +480,13 @@ export class NodeReconciler {
   /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
+    if (!this.degradation.gates().release) {
+      await this.notices.degradationChanged(this.degradation.owedNotice(['release']));
+      return this.stop(
+        'Deleting',
+        `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`,
+      );
+    }
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,

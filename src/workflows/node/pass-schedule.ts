@@ -57,6 +57,11 @@ export class PassSchedule {
     };
   }
 
+  /** Degradation holds back cloud calls: only local work (IPs awaiting the CNI delete) sets the GC-period timer. */
+  heldBack(input: { awaitingCniDelete: number }): void {
+    this.hasPendingWork = input.awaitingCniDelete > 0;
+  }
+
   /** After the pass, once its failures are settled. */
   passEnded(input: { failed: boolean; failureTypes: string[]; failureStreak: number }): void {
     this.lastFailureTypes = input.failed ? input.failureTypes : [];

@@ -1,4 +1,5 @@
 import type { NetworkInterfaces, NodeSpec, NodeStatus, VSwitchInfo } from '../../ipam/index.js';
+import type { GcResult } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
 import type { EniOperator, ReadyNodeSpec } from './eni-operator.js';
 import type { GcRequests } from './gc-requests.js';
@@ -53,6 +54,8 @@ export async function prefixPass(
     state: CarriedState;
     operator: EniOperator;
     createAttemptHorizonMs: number;
+    gates: { allocate: boolean; release: boolean };
+    gcDeferral: GcResult | undefined;
     tools: {
       record: PassRecord;
       gc: GcRequests;
@@ -72,6 +75,8 @@ export async function prefixPass(
     enis: input.enis,
     createAttemptHorizonMs: input.createAttemptHorizonMs,
     nowMs: Date.now(),
+    gates: input.gates,
+    gcDeferral: input.gcDeferral,
   });
   const { plan, gc, enis } = round;
   tools.gc.served(gc.result);

@@ -76,6 +76,10 @@ export async function prefixRound(input: {
   enis: NetworkInterfaces;
   createAttemptHorizonMs: number;
   nowMs: number;
+  /** What the degradation switch lets the round do (absent: everything). */
+  gates?: { allocate: boolean; release: boolean };
+  /** The GC answer while releases are held back. */
+  gcDeferral?: GcResult | undefined;
 }): Promise<{
   plan: PrefixPlan;
   allocated: StepReport[];
@@ -101,23 +105,29 @@ export async function prefixRound(input: {
     awaiting: enisAwaitingAttach(thawed.enis),
     demand: { normal: plan.unmet.ipv4 + plan.unmet.ipv6 + creates.length, erdma: 0 },
   });
-  const allocated = await input.operator.allocate({
-    allocations: [...assigns, ...allocations],
-    enis: thawed.enis,
-    spec,
-    vSwitches,
-    createAttemptHorizonMs: input.createAttemptHorizonMs,
-  });
-  const openIntents = allocated.flatMap((report) => report.openIntent ?? []);
-  setOpenIntents(state, openIntents);
+  const mayAllocate = input.gates?.allocate ?? true;
+  // Held back (degradation l0): nothing is asked of the cloud and the open intents stay as they are.
+  const allocated = mayAllocate
+    ? await input.operator.allocate({
+        allocations: [...assigns, ...allocations],
+        enis: thawed.enis,
+        spec,
+        vSwitches,
+        createAttemptHorizonMs: input.createAttemptHorizonMs,
+      })
+    : [];
+  const openIntents = mayAllocate
+    ? allocated.flatMap((report) => report.openIntent ?? [])
+    : (state.pendingCreates ?? []);
+  if (mayAllocate) setOpenIntents(state, openIntents);
   let enis = foldEniOutcomes(thawed.enis, [
     ...allocated.flatMap((report) => report.outcomes),
-    ...unneeded.map((eniId) => ({ kind: 'eniLeftForGc' as const, eniId })),
+    ...(mayAllocate ? unneeded : []).map((eniId) => ({ kind: 'eniLeftForGc' as const, eniId })),
   ]);
   enis = applyAllocationConditions({
     enis,
     errors: [
-      ...plan.problems.flatMap((problem) =>
+      ...(mayAllocate ? plan.problems : []).flatMap((problem) =>
         problem.kind === 'vSwitchExhausted'
           ? [{ eniId: problem.eniId, error: { kind: 'ipNotEnough' as const, vSwitchId: problem.vSwitchId } }]
           : [],
@@ -126,7 +136,11 @@ export async function prefixRound(input: {
     ],
     nowMs: input.nowMs,
   });
-  const gc = await input.operator.collectGarbage(enis, { prefixes: true });
+  // Held back (degradation l1, l0): no releasing call; `Deleting` marks wait for the lift.
+  const gc =
+    (input.gates?.release ?? true)
+      ? await input.operator.collectGarbage(enis, { prefixes: true })
+      : { actions: [], reports: [], result: input.gcDeferral ?? { releasedIps: [], removedEnis: [], failed: [] } };
   enis = foldEniOutcomes(
     enis,
     gc.reports.flatMap((report) => report.outcomes),

@@ -59,6 +59,7 @@ export async function runNode<T>(
   node: StubNode,
   settings: Partial<NodeIpamSettings>,
   body: (workflow: NodeWorkflowHandle) => Promise<T>,
+  start: Pick<Parameters<typeof nodeIpamWorkflow>[0], 'degradation'> = {},
 ): Promise<T> {
   const taskQueue = uniqueTaskQueue(node.nodeName);
   // The worker's own sinks, with the end of each pass also told to the stub (a pass's end is what tests wait for).
@@ -84,7 +85,7 @@ export async function runNode<T>(
     const workflow = await env.temporal.client.workflow.start<typeof nodeIpamWorkflow>('nodeIpamWorkflow', {
       taskQueue,
       workflowId: uniqueWorkflowId(node.nodeName),
-      args: [{ nodeName: node.nodeName, settings: { ...FAST_SETTINGS, ...settings } }],
+      args: [{ nodeName: node.nodeName, settings: { ...FAST_SETTINGS, ...settings }, ...start }],
     });
     try {
       return await body(workflow);
