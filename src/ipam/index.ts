@@ -32,3 +32,6 @@ export * from './create-intents.js';
 export * from './sync-schedule.js';
 export * from './resource-version.js';
 export * from './stuck-wait.js';
+export * from './go-duration.js';
+export * from './warm-up.js';
+export * from './idle-reclaim.js';

@@ -1,5 +1,6 @@
 import { fullJitterMs } from './backoff.js';
 import { planGc } from './gc-plan.js';
+import { parseGoDuration } from './go-duration.js';
 import type { UnsatisfiedPod } from './local-pool.js';
 import type { NetworkInterfaces, NodeSpec } from './node-model.js';
 import { failureBackoffMs } from './operation-failures.js';
@@ -14,6 +15,7 @@ export type NextPassReason =
   | 'pendingPodEvent'
   | 'openApiSync'
   | 'gcPeriod'
+  | 'idleReclaim'
   | 'daemonWaitEvent'
   | 'runAge'
   | 'safetyNet';
@@ -27,6 +29,7 @@ export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
   pendingPodEvent: 'a waiting pod is due its Warning event',
   openApiSync: 'OpenAPI sync due',
   gcPeriod: 'GC period (idle IPs to release or pods waiting)',
+  idleReclaim: 'idle IP reclaim batch due (spec.pool.reclaim)',
   daemonWaitEvent: 'daemon still not ready: Warning event due',
   runAge: 'run age limit: the workflow continues as new',
   safetyNet: 'safety-net wake, unless a change comes first',
@@ -57,6 +60,10 @@ export interface NextPassInput {
   };
   /** The last pass left work for the GC period: idle IPs to release, removals, pods waiting. */
   hasPendingWork: boolean;
+  /** The node's own pool period (`spec.pool.poolSyncPeriod`, see `poolPeriodMs`): replaces `gcPeriodMs`. */
+  poolPeriodMs?: number | undefined;
+  /** When the next idle reclaim batch is due (`planIdleReclaim`); absent: none planned, no timer. */
+  idleReclaimAtMs?: number | undefined;
   lastGcMs?: number | undefined;
   nextSyncMs?: number | undefined;
   daemonWait?: { sinceMs: number; reported: boolean } | undefined;
@@ -92,8 +99,10 @@ export function nextPass(input: NextPassInput): { atMs: number; reason: NextPass
   const candidates: { atMs: number; reason: NextPassReason }[] = [];
   if (input.nextSyncMs !== undefined) candidates.push({ atMs: input.nextSyncMs, reason: 'openApiSync' });
   if (input.hasPendingWork) {
-    candidates.push({ atMs: (input.lastGcMs ?? last) + settings.gcPeriodMs, reason: 'gcPeriod' });
+    const periodMs = input.poolPeriodMs ?? settings.gcPeriodMs;
+    candidates.push({ atMs: (input.lastGcMs ?? last) + periodMs, reason: 'gcPeriod' });
   }
+  if (input.idleReclaimAtMs !== undefined) candidates.push({ atMs: input.idleReclaimAtMs, reason: 'idleReclaim' });
   const wait = input.daemonWait;
   if (wait !== undefined && !wait.reported) {
     candidates.push({ atMs: wait.sinceMs + settings.daemonWaitEventAfterMs, reason: 'daemonWaitEvent' });
@@ -151,4 +160,16 @@ export function hasWorkForGcPeriod(input: {
   if (planGc({ enis: input.enis }).length > 0) return true;
   const shrink = planPoolRelease({ spec: input.spec, enis: input.enis });
   return shrink.enisToDelete.length + shrink.ipsToRelease.length > 0;
+}
+
+/** Terway's floor on a node's requeue period. */
+export const MIN_POOL_PERIOD_MS = 1_000;
+
+/**
+ * The node's pool period: `spec.pool.poolSyncPeriod` when it is a Go duration (floored at 1 s, as Terway's
+ * `requeueAfter`), else the controller's `gcPeriodMs`.
+ */
+export function poolPeriodMs(input: { poolSyncPeriod: string | undefined; gcPeriodMs: number }): number {
+  const parsed = input.poolSyncPeriod === undefined ? undefined : parseGoDuration(input.poolSyncPeriod);
+  return parsed === undefined ? input.gcPeriodMs : Math.max(MIN_POOL_PERIOD_MS, parsed);
 }
