@@ -35,3 +35,4 @@ export * from './stuck-wait.js';
 export * from './go-duration.js';
 export * from './warm-up.js';
 export * from './idle-reclaim.js';
+export * from './pool-status.js';

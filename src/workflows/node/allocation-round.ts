@@ -33,6 +33,8 @@ export async function allocateForDemand(input: {
   local: { enis: NetworkInterfaces; unsatisfied: UnsatisfiedPod[] };
   /** The node's `createAttemptHorizonMs` setting. */
   createAttemptHorizonMs: number;
+  /** Addresses warm-up still asks for (0 once it is complete). */
+  warmUpDemand: number;
 }): Promise<{
   plan: EniAllocationPlan;
   allocated: StepReport[];
@@ -49,6 +51,7 @@ export async function allocateForDemand(input: {
     unsatisfied: local.unsatisfied,
     vSwitches,
     randomValue: Math.random(),
+    warmUpDemand: input.warmUpDemand,
   });
   adoptLegacyIntents({ state, spec, nodeName: input.nodeName });
   const { allocations, unneeded } = pairCreatesWithIntents({

@@ -7,7 +7,6 @@ import {
   formatRfc3339,
   hasFailingCalls,
   mergeSeenVersions,
-  planPoolRelease,
   podIpRequestsFromPods,
   primaryFamilyOf,
   releaseIpsOfGonePods,
@@ -25,6 +24,7 @@ import type { ReadyNodeSpec } from './eni-operator.js';
 import { GcRequests } from './gc-requests.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, readVSwitches, writeStatusKeepingEnis } from './node-io.js';
+import type { StatusWrite } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
 import { blockedVSwitchesOf, buildNodeView, exhaustedVSwitchesOf, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
@@ -32,6 +32,7 @@ import { syncEnisIfDue } from './openapi-sync.js';
 import { OperationTracker } from './operation-tracker.js';
 import { PassRecord } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
+import { PoolPass } from './pool-pass.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -266,6 +267,7 @@ export class NodeReconciler {
     const primaryFamily = primaryFamilyOf(spec.eni);
     const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
     const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
+    const pool = new PoolPass({ nodeName: this.nodeName, nowMs: now, node, gcPeriodMs: this.settings.gcPeriodMs });
     // Act, then fold in plan order.
     const operator = new EniOperator({
       nodeName: this.nodeName,
@@ -281,6 +283,7 @@ export class NodeReconciler {
       vSwitches,
       local,
       createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
+      warmUpDemand: pool.warmUpDemand(),
     });
     const { plan, allocated, openIntents } = round;
     const served = round.changed
@@ -298,10 +301,16 @@ export class NodeReconciler {
       ],
       nowMs: now,
     });
-    if (this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= this.settings.gcPeriodMs) {
-      enis = planPoolRelease({ spec, enis }).enis;
-      this.state.lastGcMs = now;
-    }
+    const poolStatus = pool.settle({
+      allocated,
+      plannedAllocations: plan.allocations.length,
+      newlyBound: local.newlyBound.length + (round.changed ? served.newlyBound.length : 0),
+      enis,
+      family: primaryFamily,
+      gc: { requested: this.gc.pending, lastGcMs: this.state.lastGcMs },
+    });
+    enis = poolStatus.enis;
+    if (poolStatus.shrunk) this.state.lastGcMs = now;
     const gc = await operator.collectGarbage(enis);
     enis = foldEniOutcomes(
       enis,
@@ -317,7 +326,7 @@ export class NodeReconciler {
     const status: NodeStatus = { networkInterfaces: enis };
     if (times.lastSyncMs !== undefined) status.lastSyncOpenAPITime = formatRfc3339(times.lastSyncMs);
     if (times.nextSyncMs !== undefined) status.nextSyncOpenAPITime = formatRfc3339(times.nextSyncMs);
-    const written = await this.writeStatus({ status, current: node.status ?? {}, enis });
+    const written = await this.writeStatus({ status, current: node.status ?? {}, enis, pool: poolStatus.fields });
     const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
 
     // What the pass found: in the query as soon as the CR has it, then told from the settled ledger.
@@ -326,6 +335,7 @@ export class NodeReconciler {
     const pending = served.unsatisfied.length;
     const awaitingCniDelete = released.awaitingCniDelete.length;
     this.schedule.found({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete, plan, openIntents });
+    this.schedule.poolTimers({ periodMs: pool.periodMs, idleReclaimAtMs: poolStatus.nextReclaimMs });
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
     this.summary = {
       ...this.summary,
@@ -353,7 +363,7 @@ export class NodeReconciler {
     return { failed, scope: 'completed' };
   }
 
-  private async writeStatus(input: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) {
+  private async writeStatus(input: StatusWrite) {
     const result = await writeStatusKeepingEnis({
       ...input,
       nodeName: this.nodeName,

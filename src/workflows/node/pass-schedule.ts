@@ -31,9 +31,20 @@ export class PassSchedule {
   /** What the last ready pass found; a pass stopped at the gate has none and is never stuck. */
   private facts: StuckFacts | undefined;
 
+  /** The node's pool period (`spec.pool.poolSyncPeriod`) and its next idle reclaim batch, from the last ready pass. */
+  private poolPeriodMs: number | undefined;
+  private idleReclaimAtMs: number | undefined;
+
   passStarting(): void {
     this.hasPendingWork = false;
     this.facts = undefined;
+    this.idleReclaimAtMs = undefined;
+  }
+
+  /** A ready pass's pool timers: the period its GC work is retried on, and when an idle reclaim batch is due. */
+  poolTimers(input: { periodMs: number; idleReclaimAtMs: number | undefined }): void {
+    this.poolPeriodMs = input.periodMs;
+    this.idleReclaimAtMs = input.idleReclaimAtMs;
   }
 
   /** A ready pass's findings: GC work left, and whether its waiting pods can be served by another pass. */
@@ -83,6 +94,8 @@ export class PassSchedule {
       jitter: jitterOf(input.nodeName),
       settings,
       hasPendingWork: this.hasPendingWork,
+      poolPeriodMs: this.poolPeriodMs,
+      idleReclaimAtMs: this.idleReclaimAtMs,
       lastGcMs: state.lastGcMs,
       nextSyncMs: this.nextSyncMs,
       daemonWait: state.daemonWait,
