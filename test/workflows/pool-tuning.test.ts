@@ -147,10 +147,12 @@ describe('pool tuning (Terway v1.17)', () => {
 
   it('poolSyncPeriod replaces the controller GC period for this node', async () => {
     // The controller's GC period (TEST_SETTINGS) is an hour; the node's own period is 1 s.
+    // A jitterFactor out of range only warns (Terway's fallback 0.1): the node is served, and an Event says so.
     const spec = withPool(demoNodeSpec({ instance: 'large-h' }), {
       minPoolSize: 0,
       maxPoolSize: 1,
       poolSyncPeriod: '1s',
+      reclaim: { jitterFactor: '1.5' },
     });
     await withScenario(env, { name: 'pool-period', spec }, async (scenario) => {
       const pods = ['a', 'b', 'c'];
@@ -169,6 +171,14 @@ describe('pool tuning (Terway v1.17)', () => {
       );
       const state = await scenario.state();
       assert.notEqual(state.nextPass?.reason, NEXT_PASS_REASONS.gcPeriod, 'no GC work left: no period timer');
+      const events = await env.kube.core.listNamespacedEvent({
+        namespace: 'default',
+        fieldSelector: `involvedObject.name=${scenario.nodeName},reason=InvalidNodeSpec`,
+      });
+      assert.ok(
+        events.items.some((event) => event.type === 'Warning' && (event.message ?? '').includes('jitterFactor')),
+        'a Warning Event names the ignored jitterFactor',
+      );
     });
   });
 });

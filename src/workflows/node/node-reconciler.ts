@@ -205,7 +205,7 @@ export class NodeReconciler {
       const blocking = validation.problems.filter((problem) => problem.severity === 'blocking');
       return this.stop('InvalidSpec', blocking.map((problem) => problem.message).join('; '));
     }
-    await this.notices.validSpec();
+    await this.notices.validSpec(validation.problems);
     const node = validation.node;
     const crMode = (node.metadata.labels?.['k8s.aliyun.com/exclusive-mode-eni-type'] ?? 'default').toLowerCase();
     if (crMode === 'enionly' || snapshot.coreNode?.exclusiveEniMode === 'enionly') {
