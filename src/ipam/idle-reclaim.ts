@@ -66,6 +66,11 @@ export interface IdleReclaimInput {
   idle: number;
   maxPoolSize: number;
   minPoolSize: number;
+  /**
+   * The fewest idle addresses a release could leave (primary IPs of ENIs that must stay cannot go); default 0.
+   * Reclaim stops there as at `minPoolSize`, so a node never wakes for a batch that could release nothing.
+   */
+  reachableIdleFloor?: number | undefined;
 }
 
 export interface IdleReclaimDecision {
@@ -84,7 +89,7 @@ export function planIdleReclaim(input: IdleReclaimInput): IdleReclaimDecision {
   const none: IdleReclaimDecision = { extraRelease: 0, nextMs: undefined };
   if (policy === undefined) return none;
   const excess = Math.max(0, input.idle - input.maxPoolSize);
-  const reclaimable = input.idle - excess - input.minPoolSize;
+  const reclaimable = input.idle - excess - Math.max(input.minPoolSize, input.reachableIdleFloor ?? 0);
   if (reclaimable <= 0) return none;
   const after = (startMs: number): number =>
     startMs + jitteredReclaimIntervalMs({ policy, nodeName: input.nodeName, startMs });

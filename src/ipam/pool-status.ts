@@ -60,6 +60,8 @@ export function planPoolStatus(input: {
   poolTouched: boolean;
   /** Idle addresses after allocation, before any release (`countIdleIps`). */
   idle: number;
+  /** The fewest idle addresses a release could leave (`planPoolRelease` asked for everything). */
+  reachableIdleFloor?: number | undefined;
 }): PoolStatusPlan {
   const { current, nowMs } = input;
   const nowSecondMs = Math.floor(nowMs / 1000) * 1000;
@@ -75,6 +77,7 @@ export function planPoolStatus(input: {
     idle: input.idle,
     maxPoolSize: input.spec.pool?.maxPoolSize ?? input.idle,
     minPoolSize: input.spec.pool?.minPoolSize ?? 0,
+    reachableIdleFloor: input.reachableIdleFloor,
   });
   // Rounded up to the second it is written as, so the timer never fires before the time the next pass reads.
   const nextReclaimMs = reclaim.nextMs === undefined ? undefined : Math.ceil(reclaim.nextMs / 1000) * 1000;

@@ -101,6 +101,7 @@ function input(overrides: Partial<IdleReclaimInput>): IdleReclaimInput {
     idle: 10,
     maxPoolSize: 10,
     minPoolSize: 2,
+    reachableIdleFloor: 0,
     ...overrides,
   };
 }
@@ -155,6 +156,18 @@ describe('planIdleReclaim', () => {
     {
       name: 'batch due near the floor: only down to minPoolSize, then no timer',
       input: input({ plannedMs: T0, idle: 4 }),
+      extraRelease: 2,
+      nextMs: undefined,
+    },
+    {
+      name: 'idle addresses no release can reach (primaries of ENIs that stay) set no timer',
+      input: input({ idle: 4, minPoolSize: 1, reachableIdleFloor: 4 }),
+      extraRelease: 0,
+      nextMs: undefined,
+    },
+    {
+      name: 'a batch stops at the reachable floor when it is above minPoolSize',
+      input: input({ plannedMs: T0, idle: 6, minPoolSize: 1, reachableIdleFloor: 4 }),
       extraRelease: 2,
       nextMs: undefined,
     },

@@ -50,6 +50,7 @@ export class PoolPass {
     /** GC asked for by an update, and when the pool was last shrunk. */
     gc: { requested: boolean; lastGcMs: number | undefined };
   }): PoolStatusPlan & { enis: NetworkInterfaces; shrunk: boolean } {
+    const idle = countIdleIps({ enis: input.enis, family: input.family });
     const planned = planPoolStatus({
       nodeName: this.nodeName,
       spec: this.spec,
@@ -61,7 +62,8 @@ export class PoolPass {
         input.family,
       ),
       poolTouched: input.plannedAllocations > 0 || input.newlyBound > 0,
-      idle: countIdleIps({ enis: input.enis, family: input.family }),
+      idle,
+      reachableIdleFloor: planPoolRelease({ spec: this.spec, enis: input.enis, extraRelease: idle }).idleAfter,
     });
     // The excess over maxPoolSize goes once per pool period (or when asked); a due reclaim batch goes at once.
     const { requested, lastGcMs } = input.gc;
