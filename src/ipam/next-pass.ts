@@ -16,6 +16,7 @@ export type NextPassReason =
   | 'openApiSync'
   | 'gcPeriod'
   | 'idleReclaim'
+  | 'warmUp'
   | 'daemonWaitEvent'
   | 'runAge'
   | 'safetyNet';
@@ -30,6 +31,7 @@ export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
   openApiSync: 'OpenAPI sync due',
   gcPeriod: 'GC period (idle IPs to release or pods waiting)',
   idleReclaim: 'idle IP reclaim batch due (spec.pool.reclaim)',
+  warmUp: 'warm-up continues: the last pass got addresses and more are due',
   daemonWaitEvent: 'daemon still not ready: Warning event due',
   runAge: 'run age limit: the workflow continues as new',
   safetyNet: 'safety-net wake, unless a change comes first',
@@ -64,6 +66,8 @@ export interface NextPassInput {
   poolPeriodMs?: number | undefined;
   /** When the next idle reclaim batch is due (`planIdleReclaim`); absent: none planned, no timer. */
   idleReclaimAtMs?: number | undefined;
+  /** Warm-up made progress in the last pass and is not complete: the next pass follows at once. */
+  warmUpContinues?: boolean | undefined;
   lastGcMs?: number | undefined;
   nextSyncMs?: number | undefined;
   daemonWait?: { sinceMs: number; reported: boolean } | undefined;
@@ -103,6 +107,7 @@ export function nextPass(input: NextPassInput): { atMs: number; reason: NextPass
     candidates.push({ atMs: (input.lastGcMs ?? last) + periodMs, reason: 'gcPeriod' });
   }
   if (input.idleReclaimAtMs !== undefined) candidates.push({ atMs: input.idleReclaimAtMs, reason: 'idleReclaim' });
+  if (input.warmUpContinues === true) candidates.push({ atMs: last, reason: 'warmUp' });
   const wait = input.daemonWait;
   if (wait !== undefined && !wait.reported) {
     candidates.push({ atMs: wait.sinceMs + settings.daemonWaitEventAfterMs, reason: 'daemonWaitEvent' });

@@ -7,7 +7,7 @@
 import { idleReclaimPolicyOf, planIdleReclaim } from './idle-reclaim.js';
 import type { NodeSpec, NodeStatus } from './node-model.js';
 import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
-import { advanceWarmUp } from './warm-up.js';
+import { advanceWarmUp, warmUpDemand } from './warm-up.js';
 import type { WarmUpStatus } from './warm-up.js';
 
 /** The status fields of warm-up and idle reclaim. */
@@ -41,6 +41,12 @@ export interface PoolStatusPlan {
   extraRelease: number;
   /** When the next reclaim batch is due (whole seconds, as written); absent: no timer. */
   nextReclaimMs: number | undefined;
+  /**
+   * Warm-up got addresses in this pass and still wants more (a new ENI takes at most 10, the rest is assigned by the
+   * next pass): the next pass follows at once. A pass that got nothing sets no follow-up, so a warm-up the node
+   * cannot complete (instance or vSwitch full) does not spin.
+   */
+  warmUpContinues: boolean;
 }
 
 /**
@@ -81,10 +87,12 @@ export function planPoolStatus(input: {
   });
   // Rounded up to the second it is written as, so the timer never fires before the time the next pass reads.
   const nextReclaimMs = reclaim.nextMs === undefined ? undefined : Math.ceil(reclaim.nextMs / 1000) * 1000;
+  const warmUp = advanceWarmUp(input.warmUp, input.returnedAddresses);
   const fields: PoolStatusFields = {
     ...(lastModifiedTime === undefined ? {} : { lastModifiedTime }),
     ...(nextReclaimMs === undefined ? {} : { nextIdleIPReclaimTime: formatRfc3339(nextReclaimMs) }),
-    ...advanceWarmUp(input.warmUp, input.returnedAddresses),
+    ...warmUp,
   };
-  return { fields, extraRelease: reclaim.extraRelease, nextReclaimMs };
+  const warmUpContinues = input.returnedAddresses > 0 && warmUpDemand(warmUp) > 0;
+  return { fields, extraRelease: reclaim.extraRelease, nextReclaimMs, warmUpContinues };
 }

@@ -76,6 +76,12 @@ describe('nextPass', () => {
       reason: 'idleReclaim',
     },
     {
+      name: 'a warm-up that made progress and is not complete is followed at once',
+      input: { warmUpContinues: true, idleReclaimAtMs: LAST + 600_000 },
+      atMs: LAST,
+      reason: 'warmUp',
+    },
+    {
       name: 'a GC period due first wins over the reclaim batch',
       input: { hasPendingWork: true, idleReclaimAtMs: LAST + 600_000 },
       atMs: LAST + 120_000,

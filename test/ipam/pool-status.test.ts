@@ -41,6 +41,7 @@ describe('planPoolStatus', () => {
       [20, 10, false],
     );
     assert.equal(first.extraRelease, 0);
+    assert.equal(first.warmUpContinues, true, 'warm-up got addresses and wants 10 more: the next pass follows');
     const next = first.nextReclaimMs ?? 0;
     assert.ok(next >= T0 + 1_000 + 6 * MIN && next <= T0 + 1_000 + 6.1 * MIN + 1_000, String(next));
     assert.equal(next % 1000, 0, 'whole seconds, as written');
@@ -72,6 +73,7 @@ describe('planPoolStatus', () => {
     };
     const result = pass(current, { nowMs: T0, idle: 2, returned: 4 });
     assert.equal(result.nextReclaimMs, undefined);
+    assert.equal(result.warmUpContinues, false);
     assert.deepEqual(result.fields, {
       lastModifiedTime: '2026-11-30T00:00:00Z',
       warmUpTarget: 20,
@@ -85,5 +87,14 @@ describe('planPoolStatus', () => {
       warmUpCompleted: true,
     });
     assert.deepEqual(poolStatusOf(undefined), {});
+  });
+});
+
+describe('warm-up follow-up', () => {
+  it('a pass that got nothing sets no follow-up, so a warm-up the node cannot complete does not spin', () => {
+    const running: NodeStatus = { warmUpTarget: 20, warmUpAllocatedCount: 10, warmUpCompleted: false };
+    assert.equal(pass(running, { nowMs: T0, idle: 10, returned: 0 }).warmUpContinues, false);
+    assert.equal(pass(running, { nowMs: T0, idle: 10, returned: 5 }).warmUpContinues, true);
+    assert.equal(pass(running, { nowMs: T0, idle: 10, returned: 10 }).warmUpContinues, false, 'complete');
   });
 });

@@ -29,6 +29,13 @@ function withPool(spec: NodeSpec, pool: Partial<NonNullable<NodeSpec['pool']>>):
   return { ...spec, pool: { minPoolSize: 0, maxPoolSize: 0, ...spec.pool, ...pool } };
 }
 
+function addressesOf(cr: NodeCr): number {
+  return Object.values(cr.status?.networkInterfaces ?? {}).reduce(
+    (sum, eni) => sum + Object.keys(eni.ipv4 ?? {}).length,
+    0,
+  );
+}
+
 function idleOf(cr: NodeCr): number {
   return countIdleIps({ enis: cr.status?.networkInterfaces ?? {}, family: 'ipv4' });
 }
@@ -59,35 +66,44 @@ async function unassignBatches(scenario: NodeScenario): Promise<number[]> {
 }
 
 describe('pool tuning (Terway v1.17)', () => {
-  it('warms a new node up to 20 once; pod churn and a later warmUpSize change do not restart it', async () => {
-    // ecs.g8ae.2xlarge: 3 Standard secondary ENIs of 15 addresses; maxPoolSize above the target keeps them all.
-    const spec = withPool(demoNodeSpec({ instance: 'erdma-i' }), { minPoolSize: 0, maxPoolSize: 30, warmUpSize: 20 });
-    await withScenario(env, { name: 'warm-up', spec }, async (scenario) => {
+  it('warms a new node up to 40 once, over two passes, counting cloud results; churn and a later warmUpSize change do not restart it', async () => {
+    // ecs.g8ae.2xlarge: 3 Standard secondary ENIs of 15 addresses. A new ENI takes at most 10 addresses, so the
+    // first pass gets 30 and the warm-up follow-up pass the other 10. maxPoolSize above the target keeps them.
+    const spec = withPool(demoNodeSpec({ instance: 'erdma-i' }), { minPoolSize: 0, maxPoolSize: 45, warmUpSize: 40 });
+    await withScenario(env, { name: 'warm-up', spec, settings: { idleWakeMs: 10 * 60_000 } }, async (scenario) => {
+      // Pods already waiting take addresses of the first pass: warm-up counts what the cloud returned, not idle IPs.
+      const early = ['p1', 'p2', 'p3', 'p4', 'p5'];
+      await scenario.createPods(early);
       await scenario.signal();
       const warmed = await scenario.waitForCr('warm-up complete', (cr) =>
         cr.status?.warmUpCompleted === true ? cr : undefined,
       );
-      assert.equal(warmed.status?.warmUpTarget, 20);
+      assert.equal(warmed.status?.warmUpTarget, 40);
       const count = warmed.status?.warmUpAllocatedCount ?? 0;
-      assert.ok(count >= 20, `count ${count}`);
-      assert.ok(idleOf(warmed) >= 20, `${idleOf(warmed)} idle addresses after warm-up`);
+      assert.equal(count, 40);
+      assert.equal(addressesOf(warmed), 40, 'exactly the target: the pods were served from the warm-up addresses');
+      assert.equal(allBound(scenario, early)(warmed)?.size, 5);
       await settled(scenario);
+      assert.ok((await scenario.state()).reconcileCount >= 2, 'warm-up took a follow-up pass');
       const creates = await scenario.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' });
       const assigns = await scenario.emulator.emulator.admin.calls({ action: 'AssignPrivateIpAddresses' });
+      assert.equal(creates.length, 3);
+      assert.ok(assigns.length >= 1, 'the rest assigned to the new ENIs');
 
-      // Churn: pods take pool IPs and give them back; warmUpSize is raised. Warm-up never runs again.
+      // Churn: pods come and go; warmUpSize is raised. Warm-up never runs again.
       const pods = ['a', 'b', 'c', 'd', 'e'];
+      await scenario.deletePods(early);
       await scenario.createPods(pods);
       await scenario.signal('pods');
       await scenario.waitForCr('pods bound', allBound(scenario, pods));
       await scenario.deletePods(pods);
-      await patchPool(scenario, { warmUpSize: 40 });
+      await patchPool(scenario, { warmUpSize: 80 });
       await scenario.signal('churn');
       const after = await scenario.waitForCr('pods gone', (cr) => (bindingsOf(cr).size === 0 ? cr : undefined));
       await settled(scenario);
       const final = await scenario.readCr();
       for (const cr of [after, final]) {
-        assert.equal(cr.status?.warmUpTarget, 20);
+        assert.equal(cr.status?.warmUpTarget, 40);
         assert.equal(cr.status?.warmUpAllocatedCount, count);
         assert.equal(cr.status?.warmUpCompleted, true);
       }

@@ -335,7 +335,7 @@ export class NodeReconciler {
     const pending = served.unsatisfied.length;
     const awaitingCniDelete = released.awaitingCniDelete.length;
     this.schedule.found({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete, plan, openIntents });
-    this.schedule.poolTimers({ periodMs: pool.periodMs, idleReclaimAtMs: poolStatus.nextReclaimMs });
+    this.schedule.poolTimers(pool.periodMs, poolStatus);
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
     this.summary = {
       ...this.summary,
