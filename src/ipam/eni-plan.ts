@@ -105,7 +105,7 @@ export interface EniAllocationPlan {
   unmetDemand: { normal: number; erdma: number };
   /** Inputs of the core Node `SufficientIP` condition. */
   capacity: { hasIdleIp: boolean; hasAllocatableEni: boolean };
-  /** What the plan tried to cover: pending pods plus the `minPoolSize` top-up (pairs on dual-stack nodes). */
+  /** What the plan tried to cover: pending pods plus the `minPoolSize` or warm-up top-up (pairs on dual-stack nodes). */
   demand: { normal: number; erdma: number };
 }
 
@@ -149,6 +149,8 @@ export function planEniAllocations(input: {
   vSwitches: Readonly<Record<string, VSwitchInfo>>;
   /** In [0, 1): the random draw for the `random` vSwitch policy, supplied by the (deterministic) caller. */
   randomValue: number;
+  /** Addresses warm-up still asks for (`warmUpDemand`): it replaces the `minPoolSize` top-up when larger. */
+  warmUpDemand?: number;
 }): EniAllocationPlan {
   const { spec } = input;
   const families = enabledFamilies(spec.eni ?? {});
@@ -164,7 +166,9 @@ export function planEniAllocations(input: {
     .filter((eni) => usable(eni) && !isHighPerformance(eni) && eniKindOf(eni) !== undefined)
     .reduce((sum, eni) => sum + idlePairs(eni, families), 0);
   const minPool = spec.pool?.minPoolSize ?? 0;
-  const demand = { normal: demandOf(false) + Math.max(0, minPool - idleNormal), erdma: demandOf(true) };
+  // Terway's `podDemand + max(minPoolDemand, warmUpTarget − warmUpAllocatedCount)`.
+  const poolDemand = Math.max(0, minPool - idleNormal, input.warmUpDemand ?? 0);
+  const demand = { normal: demandOf(false) + poolDemand, erdma: demandOf(true) };
   const remaining = { ...demand };
 
   const allocations: EniAllocation[] = [];

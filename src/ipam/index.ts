@@ -36,3 +36,7 @@ export * from './prefix-records.js';
 export * from './prefix-plan.js';
 export * from './latency-observations.js';
 export * from './degradation.js';
+export * from './go-duration.js';
+export * from './warm-up.js';
+export * from './idle-reclaim.js';
+export * from './pool-status.js';

@@ -1,6 +1,7 @@
 import { isPrefixMode, planPrefixGc } from './prefix-plan.js';
 import { fullJitterMs } from './backoff.js';
 import { planGc } from './gc-plan.js';
+import { parseGoDuration } from './go-duration.js';
 import type { UnsatisfiedPod } from './local-pool.js';
 import type { NetworkInterfaces, NodeSpec } from './node-model.js';
 import { failureBackoffMs } from './operation-failures.js';
@@ -15,6 +16,8 @@ export type NextPassReason =
   | 'pendingPodEvent'
   | 'openApiSync'
   | 'gcPeriod'
+  | 'idleReclaim'
+  | 'warmUp'
   | 'daemonWaitEvent'
   | 'runAge'
   | 'safetyNet';
@@ -28,6 +31,8 @@ export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
   pendingPodEvent: 'a waiting pod is due its Warning event',
   openApiSync: 'OpenAPI sync due',
   gcPeriod: 'GC period (idle IPs to release or pods waiting)',
+  idleReclaim: 'idle IP reclaim batch due (spec.pool.reclaim)',
+  warmUp: 'warm-up continues: the last pass got addresses and more are due',
   daemonWaitEvent: 'daemon still not ready: Warning event due',
   runAge: 'run age limit: the workflow continues as new',
   safetyNet: 'safety-net wake, unless a change comes first',
@@ -58,6 +63,12 @@ export interface NextPassInput {
   };
   /** The last pass left work for the GC period: idle IPs to release, removals, pods waiting. */
   hasPendingWork: boolean;
+  /** The node's own pool period (`spec.pool.poolSyncPeriod`, see `poolPeriodMs`): replaces `gcPeriodMs`. */
+  poolPeriodMs?: number | undefined;
+  /** When the next idle reclaim batch is due (`planIdleReclaim`); absent: none planned, no timer. */
+  idleReclaimAtMs?: number | undefined;
+  /** Warm-up made progress in the last pass and is not complete: the next pass follows at once. */
+  warmUpContinues?: boolean | undefined;
   lastGcMs?: number | undefined;
   nextSyncMs?: number | undefined;
   daemonWait?: { sinceMs: number; reported: boolean } | undefined;
@@ -93,8 +104,11 @@ export function nextPass(input: NextPassInput): { atMs: number; reason: NextPass
   const candidates: { atMs: number; reason: NextPassReason }[] = [];
   if (input.nextSyncMs !== undefined) candidates.push({ atMs: input.nextSyncMs, reason: 'openApiSync' });
   if (input.hasPendingWork) {
-    candidates.push({ atMs: (input.lastGcMs ?? last) + settings.gcPeriodMs, reason: 'gcPeriod' });
+    const periodMs = input.poolPeriodMs ?? settings.gcPeriodMs;
+    candidates.push({ atMs: (input.lastGcMs ?? last) + periodMs, reason: 'gcPeriod' });
   }
+  if (input.idleReclaimAtMs !== undefined) candidates.push({ atMs: input.idleReclaimAtMs, reason: 'idleReclaim' });
+  if (input.warmUpContinues === true) candidates.push({ atMs: last, reason: 'warmUp' });
   const wait = input.daemonWait;
   if (wait !== undefined && !wait.reported) {
     candidates.push({ atMs: wait.sinceMs + settings.daemonWaitEventAfterMs, reason: 'daemonWaitEvent' });
@@ -154,4 +168,16 @@ export function hasWorkForGcPeriod(input: {
   if (isPrefixMode(input.spec)) return planPrefixGc({ enis: input.enis }).length > 0;
   const shrink = planPoolRelease({ spec: input.spec, enis: input.enis });
   return shrink.enisToDelete.length + shrink.ipsToRelease.length > 0;
+}
+
+/** Terway's floor on a node's requeue period. */
+export const MIN_POOL_PERIOD_MS = 1_000;
+
+/**
+ * The node's pool period: `spec.pool.poolSyncPeriod` when it is a Go duration (floored at 1 s, as Terway's
+ * `requeueAfter`), else the controller's `gcPeriodMs`.
+ */
+export function poolPeriodMs(input: { poolSyncPeriod: string | undefined; gcPeriodMs: number }): number {
+  const parsed = input.poolSyncPeriod === undefined ? undefined : parseGoDuration(input.poolSyncPeriod);
+  return parsed === undefined ? input.gcPeriodMs : Math.max(MIN_POOL_PERIOD_MS, parsed);
 }

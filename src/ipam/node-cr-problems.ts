@@ -10,6 +10,7 @@ export const SPEC_PROBLEM_CODES = [
   'malformedIp',
   'malformedCidr',
   'malformedTime',
+  'malformedDuration',
   'wrongFamily',
   'keyMismatch',
   'noIpFamily',

@@ -103,6 +103,23 @@ export interface EniTag {
 export interface PoolSpec {
   maxPoolSize: number;
   minPoolSize: number;
+  /** Go duration (`"30s"`): this node's pool period instead of the controller's `gcPeriodMs` (floored at 1 s). */
+  poolSyncPeriod?: string;
+  /** Addresses to allocate once, when the node is first seen (Terway's `ip_warm_up_size`); 0 or absent: none. */
+  warmUpSize?: number;
+  /** Idle IP reclaim (Terway's `idle_ip_reclaim_*`): off unless `after` is set and `batchSize` > 0. */
+  reclaim?: IdleIpReclaimPolicy;
+}
+
+/** `spec.pool.reclaim`: after `after` without allocation, every jittered `interval` release `batchSize` idle IPs more. */
+export interface IdleIpReclaimPolicy {
+  /** Go duration: how long the pool must go without allocation before reclaim starts. */
+  after?: string;
+  /** Go duration between two reclaim batches (Terway's daemon default: 10m). */
+  interval?: string;
+  batchSize?: number;
+  /** Decimal text in [0, 1] (Terway's type): each interval is stretched by up to this fraction; default 0.1. */
+  jitterFactor?: string;
 }
 
 /** One entry of `spec.flavor`: how many ENIs of one kind the node should have. */
@@ -177,6 +194,16 @@ export interface NodeStatus {
   /** RFC 3339 time after which the next full OpenAPI sync is due. */
   nextSyncOpenAPITime?: string;
   lastSyncOpenAPITime?: string;
+  /** RFC 3339: when a pod last took a pool IP or an allocation last started (idle reclaim counts from here). */
+  lastModifiedTime?: string;
+  /** RFC 3339: when the next idle reclaim batch is due; absent when none is planned. */
+  nextIdleIPReclaimTime?: string;
+  /** Warm-up of the node, set once at first sight from `spec.pool.warmUpSize` (never re-read). */
+  warmUpTarget?: number;
+  /** Addresses the cloud returned (assign and create results) since warm-up began. */
+  warmUpAllocatedCount?: number;
+  /** Once true, warm-up never runs again for this node. */
+  warmUpCompleted?: boolean;
   networkInterfaces?: NetworkInterfaces;
 }
 

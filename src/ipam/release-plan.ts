@@ -76,14 +76,20 @@ function releaseFromEni(
  * first are the ones kept. Only marks `Deleting`; the GC plan turns the marks into cloud calls. Idle primary
  * IPs of ENIs that must stay cannot be released, so a pool may stay above `maxPoolSize` by those alone.
  */
-export function planPoolRelease(input: { spec: NodeSpec; enis: Readonly<NetworkInterfaces> }): ReleasePlan {
+export function planPoolRelease(input: {
+  spec: NodeSpec;
+  enis: Readonly<NetworkInterfaces>;
+  /** Idle IPs to release beyond the excess over `maxPoolSize`: an idle reclaim batch (`planIdleReclaim`). */
+  extraRelease?: number;
+}): ReleasePlan {
   const enis = cloneNetworkInterfaces(input.enis);
   const eniSpec = input.spec.eni ?? {};
   const sizing = primaryFamilyOf(eniSpec);
   const families = enabledFamilies(eniSpec);
   const idleBefore = countIdleIps({ enis, family: sizing });
   const plan: ReleasePlan = { enis, idleBefore, idleAfter: idleBefore, enisToDelete: [], ipsToRelease: [] };
-  let toRelease = idleBefore - (input.spec.pool?.maxPoolSize ?? idleBefore);
+  const excess = Math.max(0, idleBefore - (input.spec.pool?.maxPoolSize ?? idleBefore));
+  let toRelease = excess + Math.max(0, input.extraRelease ?? 0);
   if (toRelease <= 0 || families.length === 0) return plan;
   const victims = sortEnisForAllocation({
     enis: sortedKeys(enis).flatMap((id) => enis[id] ?? []),

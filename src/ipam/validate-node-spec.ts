@@ -23,7 +23,8 @@ import {
 } from './node-cr-fields.js';
 import type { Scope } from './node-cr-fields.js';
 import { ENI_TRAFFIC_MODES, ENI_TYPES, VSWITCH_SELECT_POLICIES } from './node-model.js';
-import type { EniSpec, EniTag, FlavorEntry, NodeCap, NodeMetadata, NodeSpec, PoolSpec } from './node-model.js';
+import type { EniSpec, EniTag, FlavorEntry, NodeCap, NodeMetadata, NodeSpec } from './node-model.js';
+import { validatePool } from './validate-pool-spec.js';
 
 function validateNodeMetadata(spec: Scope): NodeMetadata | undefined {
   const scope = readObject(spec, 'nodeMetadata');
@@ -181,26 +182,6 @@ function validatePrefixMode(scope: Scope, eni: EniSpec): void {
     return;
   }
   eni.ipv6PrefixCount = ipv6PrefixCount;
-}
-
-function validatePool(spec: Scope): PoolSpec | undefined {
-  const scope = readObject(spec, 'pool');
-  if (scope === 'absent') {
-    const path = childPath(spec.path, 'pool');
-    const message = `${path} is not set yet: the Terway daemon on the node has not written its pool configuration`;
-    report(spec.sink, { path, code: 'missing', severity: 'info', message });
-  }
-  if (typeof scope === 'string') return undefined;
-  const maxPoolSize = readInteger(scope, 'maxPoolSize', { required: true, min: 0 });
-  const minPoolSize = readInteger(scope, 'minPoolSize', { required: true, min: 0 });
-  if (maxPoolSize === undefined || minPoolSize === undefined) return undefined;
-  if (minPoolSize > maxPoolSize) {
-    // The pool would grow to min and then release down to max on every pass.
-    const path = childPath(scope.path, 'minPoolSize');
-    const message = `${path} (${minPoolSize}) is greater than maxPoolSize (${maxPoolSize})`;
-    report(scope.sink, { path, code: 'inverted', message });
-  }
-  return { maxPoolSize, minPoolSize };
 }
 
 function validateFlavor(spec: Scope): FlavorEntry[] | undefined {

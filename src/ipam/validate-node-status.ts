@@ -9,6 +9,7 @@ import {
   own,
   readBoolean,
   readEnum,
+  readInteger,
   readName,
   readObject,
   readString,
@@ -285,12 +286,37 @@ function markOutsideCidr(input: {
   }
 }
 
+/**
+ * The warm-up and idle-reclaim fields: what the controller wrote before, so a defect only warns and the field is
+ * dropped (a dropped warm-up is set again from the spec; a dropped reclaim time is planned again).
+ */
+function readPoolStatus(scope: Scope): PoolStatusFields {
+  const lastModifiedTime = readTime(scope, 'lastModifiedTime');
+  const nextIdleIPReclaimTime = readTime(scope, 'nextIdleIPReclaimTime');
+  const warmUpTarget = readInteger(scope, 'warmUpTarget', { min: 0 });
+  const warmUpAllocatedCount = readInteger(scope, 'warmUpAllocatedCount', { min: 0 });
+  const warmUpCompleted = readBoolean(scope, 'warmUpCompleted');
+  return {
+    ...(lastModifiedTime === undefined ? {} : { lastModifiedTime }),
+    ...(nextIdleIPReclaimTime === undefined ? {} : { nextIdleIPReclaimTime }),
+    ...(warmUpTarget === undefined ? {} : { warmUpTarget }),
+    ...(warmUpAllocatedCount === undefined ? {} : { warmUpAllocatedCount }),
+    ...(warmUpCompleted === undefined ? {} : { warmUpCompleted }),
+  };
+}
+
+type PoolStatusFields = Pick<
+  NodeStatus,
+  'lastModifiedTime' | 'nextIdleIPReclaimTime' | 'warmUpTarget' | 'warmUpAllocatedCount' | 'warmUpCompleted'
+>;
+
 export function validateStatus(root: Scope): NodeStatus | undefined {
   const scope = readObject(root, 'status');
   if (typeof scope === 'string') return undefined;
   const times = withSink(scope, { problems: scope.sink.problems, severity: 'warning' });
   const nextSyncOpenAPITime = readTime(times, 'nextSyncOpenAPITime');
   const lastSyncOpenAPITime = readTime(times, 'lastSyncOpenAPITime');
+  const pool = readPoolStatus(times);
   const enisScope = readObject(scope, 'networkInterfaces');
   let networkInterfaces: Record<string, NetworkInterface> | undefined;
   if (typeof enisScope !== 'string') {
@@ -304,6 +330,7 @@ export function validateStatus(root: Scope): NodeStatus | undefined {
   return {
     ...(nextSyncOpenAPITime === undefined ? {} : { nextSyncOpenAPITime }),
     ...(lastSyncOpenAPITime === undefined ? {} : { lastSyncOpenAPITime }),
+    ...pool,
     ...(networkInterfaces === undefined ? {} : { networkInterfaces }),
   };
 }

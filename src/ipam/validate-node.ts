@@ -16,7 +16,9 @@
  *   that holds (or may hold) a pod binding.
  * - `warning`: a defect that can be dropped without losing a pod binding. The defective ENI or IP entry, or the
  *   optional field, is left out of the returned node and the next OpenAPI sync rebuilds it from ECS. This covers
- *   idle IP entries, ENIs without bound IPs, descriptive fields (`macAddress`, CIDRs, conditions, sync times),
+ *   idle IP entries, ENIs without bound IPs, descriptive fields (`macAddress`, CIDRs, conditions, sync times, the
+ *   warm-up and idle reclaim status fields), `spec.pool.poolSyncPeriod` and `spec.pool.reclaim.jitterFactor` (Terway's
+ *   fallbacks apply: the controller's period, 0.1; told by a Warning Event, see validate-pool-spec.ts),
  *   optional `nodeMetadata` / `nodeCap` fields and an unknown `vSwitchSelectPolicy` (the controller then uses its
  *   default). Two warnings keep or fill the value instead: a malformed `deletionTimestamp` (only its presence
  *   matters) and a missing `apiVersion` / `kind`.

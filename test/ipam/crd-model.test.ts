@@ -99,12 +99,23 @@ const FULL_SAMPLE = {
       ipv4PrefixCount: 2,
       ipv6PrefixCount: 0,
     },
-    pool: { maxPoolSize: 5, minPoolSize: 0 },
+    pool: {
+      maxPoolSize: 5,
+      minPoolSize: 0,
+      poolSyncPeriod: '2m',
+      warmUpSize: 10,
+      reclaim: { after: '30m', interval: '10m', batchSize: 5, jitterFactor: '0.1' },
+    },
     flavor: [{ networkInterfaceType: 'Secondary', networkInterfaceTrafficMode: 'Standard', count: 2 }],
   },
   status: {
     nextSyncOpenAPITime: '2024-10-22T08:00:00Z',
     lastSyncOpenAPITime: '2024-10-21T08:00:00Z',
+    lastModifiedTime: '2024-10-21T08:00:00Z',
+    nextIdleIPReclaimTime: '2024-10-21T08:40:00Z',
+    warmUpTarget: 10,
+    warmUpAllocatedCount: 10,
+    warmUpCompleted: true,
     networkInterfaces: {
       'eni-1': {
         id: 'eni-1',
@@ -139,15 +150,7 @@ const FULL_SAMPLE = {
 const NEWER_TERWAY_ONLY: Record<string, string> = {
   'spec.nodeCap.networkCardsCount': 'multi network-card instances, read only by newer daemons',
   'spec.nodeCap.networkCards': 'multi network-card instances, read only by newer daemons',
-  'spec.pool.poolSyncPeriod': 'per-node resync period, eniflow takes it from its own config',
-  'spec.pool.warmUpSize': 'warm-up, not implemented',
-  'spec.pool.reclaim': 'idle-IP reclaim, not implemented',
   'spec.datapath': 'read by the daemon only',
-  'status.lastModifiedTime': 'idle-IP reclaim bookkeeping',
-  'status.nextIdleIPReclaimTime': 'idle-IP reclaim bookkeeping',
-  'status.warmUpTarget': 'warm-up bookkeeping',
-  'status.warmUpAllocatedCount': 'warm-up bookkeeping',
-  'status.warmUpCompleted': 'warm-up bookkeeping',
   'status.networkInterfaces.*.ipv4.*.ipName': 'EFLO/LingJun backends only',
 };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { hasWorkForGcPeriod, jitterOf, NEXT_PASS_REASONS, nextPass } from '../../src/ipam/index.js';
+import { hasWorkForGcPeriod, jitterOf, NEXT_PASS_REASONS, nextPass, poolPeriodMs } from '../../src/ipam/index.js';
 import type { NextPassInput } from '../../src/ipam/index.js';
 import { aSpec, anEni, anIp, aRequest, enisOf, v4Range } from './builders.js';
 
@@ -56,6 +56,36 @@ describe('nextPass', () => {
       input: { hasPendingWork: true, nextSyncMs: LAST + 120_000 },
       atMs: LAST + 120_000,
       reason: 'openApiSync',
+    },
+    {
+      name: 'the node’s own pool period replaces the GC period',
+      input: { hasPendingWork: true, lastGcMs: LAST - 20_000, poolPeriodMs: 30_000 },
+      atMs: LAST + 10_000,
+      reason: 'gcPeriod',
+    },
+    {
+      name: 'a pool period without pending work sets no timer',
+      input: { poolPeriodMs: 30_000 },
+      atMs: LAST + 6 * H,
+      reason: 'safetyNet',
+    },
+    {
+      name: 'a planned idle reclaim batch is a timer of its own',
+      input: { idleReclaimAtMs: LAST + 600_000 },
+      atMs: LAST + 600_000,
+      reason: 'idleReclaim',
+    },
+    {
+      name: 'a warm-up that made progress and is not complete is followed at once',
+      input: { warmUpContinues: true, idleReclaimAtMs: LAST + 600_000 },
+      atMs: LAST,
+      reason: 'warmUp',
+    },
+    {
+      name: 'a GC period due first wins over the reclaim batch',
+      input: { hasPendingWork: true, idleReclaimAtMs: LAST + 600_000 },
+      atMs: LAST + 120_000,
+      reason: 'gcPeriod',
     },
     {
       name: 'a daemon wait not yet reported wakes to report it',
@@ -193,6 +223,23 @@ describe('hasWorkForGcPeriod', () => {
         hasWorkForGcPeriod({ spec, enis: quiet, unsatisfied: [], awaitingCniDelete: 0, ...entry.input }),
         entry.expected,
       );
+    });
+  }
+});
+
+describe('poolPeriodMs', () => {
+  const cases: [string | undefined, number][] = [
+    [undefined, 120_000],
+    ['30s', 30_000],
+    ['1m30s', 90_000],
+    ['500ms', 1_000],
+    ['0s', 1_000],
+    ['-5s', 1_000],
+    ['soon', 120_000],
+  ];
+  for (const [poolSyncPeriod, expected] of cases) {
+    it(`${String(poolSyncPeriod)} → ${expected} ms (Terway floors at 1 s, falls back when unparsable)`, () => {
+      assert.equal(poolPeriodMs({ poolSyncPeriod, gcPeriodMs: 120_000 }), expected);
     });
   }
 });

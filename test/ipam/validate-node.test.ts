@@ -195,13 +195,16 @@ function newerNodeTyped(): NodeCr {
         tagBlockList: [{ key: 'creator', value: 'alibabacloud-erdma-controller' }],
         enableIPPrefix: false,
       },
-      pool: { maxPoolSize: 5, minPoolSize: 0 },
+      pool: { maxPoolSize: 5, minPoolSize: 0, poolSyncPeriod: '2m', warmUpSize: 3, reclaim: { after: '1h' } },
       flavor: [
         { networkInterfaceType: 'Trunk', networkInterfaceTrafficMode: 'Standard', count: 1 },
         { networkInterfaceType: 'Secondary', networkInterfaceTrafficMode: 'Standard', count: 1 },
       ],
     },
     status: {
+      lastModifiedTime: '2026-07-23T10:00:00Z',
+      warmUpTarget: 3,
+      warmUpCompleted: true,
       networkInterfaces: {
         'eni-2ze1': {
           id: 'eni-2ze1',
@@ -323,6 +326,100 @@ const rows: Row[] = [
     problems: ['blocking inverted spec.pool.minPoolSize'],
     check: (node) => {
       assert.deepEqual(node.spec.pool, { maxPoolSize: 5, minPoolSize: 7 });
+    },
+  },
+  {
+    name: 'warm-up, reclaim and pool period as Terway writes them are kept',
+    mutate: (cr) =>
+      Object.assign(at(cr, 'spec', 'pool'), {
+        poolSyncPeriod: '1m30s',
+        warmUpSize: 20,
+        reclaim: { after: '30m', interval: '10m', batchSize: 3, jitterFactor: '0.1' },
+      }),
+    problems: [],
+    check: (node) => {
+      assert.deepEqual(node.spec.pool, {
+        maxPoolSize: 5,
+        minPoolSize: 2,
+        poolSyncPeriod: '1m30s',
+        warmUpSize: 20,
+        reclaim: { after: '30m', interval: '10m', batchSize: 3, jitterFactor: '0.1' },
+      });
+    },
+  },
+  {
+    name: 'negative warmUpSize blocks: the target is set once and for good',
+    mutate: (cr) => (at(cr, 'spec', 'pool')['warmUpSize'] = -1),
+    problems: ['blocking outOfRange spec.pool.warmUpSize'],
+  },
+  {
+    name: 'reclaim durations that are no Go duration, or negative, block; a negative batch blocks',
+    mutate: (cr) =>
+      (at(cr, 'spec', 'pool')['reclaim'] = {
+        after: '30 minutes',
+        interval: '-1m',
+        batchSize: -2,
+        jitterFactor: '0.2',
+      }),
+    problems: [
+      'blocking malformedDuration spec.pool.reclaim.after',
+      'blocking outOfRange spec.pool.reclaim.batchSize',
+      'blocking outOfRange spec.pool.reclaim.interval',
+    ],
+    check: (node) => {
+      assert.deepEqual(node.spec.pool?.reclaim, { jitterFactor: '0.2' });
+    },
+  },
+  {
+    name: 'a zero reclaim interval blocks (a batch on every pass); a zero after is allowed',
+    mutate: (cr) => (at(cr, 'spec', 'pool')['reclaim'] = { after: '0s', interval: '0', batchSize: 1 }),
+    problems: ['blocking outOfRange spec.pool.reclaim.interval'],
+  },
+  {
+    name: 'reclaim not an object blocks',
+    mutate: (cr) => (at(cr, 'spec', 'pool')['reclaim'] = '30m'),
+    problems: ['blocking invalidType spec.pool.reclaim'],
+  },
+  {
+    name: 'a jitterFactor outside [0, 1] or not a number only warns: the default 0.1 is used',
+    mutate: (cr) => (at(cr, 'spec', 'pool')['reclaim'] = { after: '1m', batchSize: 1, jitterFactor: '1.5' }),
+    problems: ['warning outOfRange spec.pool.reclaim.jitterFactor'],
+    check: (node) => {
+      assert.deepEqual(node.spec.pool?.reclaim, { after: '1m', batchSize: 1 });
+    },
+  },
+  {
+    name: 'a jitterFactor that is no number warns',
+    mutate: (cr) => (at(cr, 'spec', 'pool')['reclaim'] = { jitterFactor: 'ten percent' }),
+    problems: ['warning outOfRange spec.pool.reclaim.jitterFactor'],
+  },
+  {
+    name: 'a poolSyncPeriod that is no duration only warns: the controller period is used',
+    mutate: (cr) => (at(cr, 'spec', 'pool')['poolSyncPeriod'] = '2 minutes'),
+    problems: ['warning malformedDuration spec.pool.poolSyncPeriod'],
+    check: (node) => {
+      assert.equal(node.spec.pool?.poolSyncPeriod, undefined);
+    },
+  },
+  {
+    name: 'malformed warm-up and reclaim status fields warn and are dropped',
+    mutate: (cr) =>
+      Object.assign(at(cr, 'status'), {
+        warmUpTarget: -3,
+        warmUpAllocatedCount: 'many',
+        warmUpCompleted: 'yes',
+        lastModifiedTime: 'yesterday',
+        nextIdleIPReclaimTime: '2026-01-01T00:00:00Z',
+      }),
+    problems: [
+      'warning malformedTime status.lastModifiedTime',
+      'warning invalidType status.warmUpAllocatedCount',
+      'warning invalidType status.warmUpCompleted',
+      'warning outOfRange status.warmUpTarget',
+    ],
+    check: (node) => {
+      assert.equal(node.status?.nextIdleIPReclaimTime, '2026-01-01T00:00:00Z');
+      assert.equal(node.status?.warmUpTarget, undefined);
     },
   },
   {

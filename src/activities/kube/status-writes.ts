@@ -3,12 +3,13 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import {
   NODE_CR_FINALIZER,
+  POOL_STATUS_FIELDS,
   applyJsonDelta,
   deltaFitsBase,
   mergeNetworkInterfacesOverRaw,
   validateNodeCr,
 } from '../../ipam/index.js';
-import type { JsonChange, NetworkInterfaces, NodeStatus } from '../../ipam/index.js';
+import type { JsonChange, NetworkInterfaces, NodeStatus, PoolStatusFields } from '../../ipam/index.js';
 import type { KubeContext } from './kube-context.js';
 import { kubeFailure, statusOf } from './kube-failures.js';
 import type { RawObject } from './node-snapshot.js';
@@ -24,6 +25,8 @@ export function createStatusWrites(ctx: KubeContext) {
     nodeName: string;
     maxConflicts?: number;
     build: (raw: RawObject) => NodeStatus;
+    /** Warm-up and idle reclaim fields: each set, or removed when absent; undefined leaves them as they are. */
+    pool?: PoolStatusFields | undefined;
   }) {
     const log = logFor(input.nodeName);
     const maxConflicts = input.maxConflicts ?? 5;
@@ -36,6 +39,13 @@ export function createStatusWrites(ctx: KubeContext) {
         const value = next[key];
         if (value === undefined) delete status[key];
         else status[key] = value;
+      }
+      const pool = input.pool;
+      if (pool !== undefined) {
+        for (const key of POOL_STATUS_FIELDS) {
+          if (pool[key] === undefined) delete status[key];
+          else status[key] = pool[key];
+        }
       }
       // Laid over the CR as it is now, so fields of ENIs and IPs the model does not know survive the write.
       status['networkInterfaces'] = mergeNetworkInterfacesOverRaw({
@@ -104,11 +114,13 @@ export function createStatusWrites(ctx: KubeContext) {
       eniChanges: JsonChange[];
       lastSyncOpenAPITime?: string;
       nextSyncOpenAPITime?: string;
+      pool?: PoolStatusFields;
       maxConflicts?: number;
     }) {
       return replaceStatus({
         nodeName: input.nodeName,
         ...(input.maxConflicts === undefined ? {} : { maxConflicts: input.maxConflicts }),
+        pool: input.pool,
         build: (raw) => {
           const validation = validateNodeCr(raw);
           const current: NetworkInterfaces = validation.ok ? (validation.node.status?.networkInterfaces ?? {}) : {};

@@ -35,6 +35,8 @@ export async function allocateForDemand(input: {
   createAttemptHorizonMs: number;
   /** False while degradation l0 holds back every cloud call: the plan is made (it explains waiting pods), not acted on. */
   allocate?: boolean;
+  /** Addresses warm-up still asks for (0 once it is complete). */
+  warmUpDemand: number;
 }): Promise<{
   plan: EniAllocationPlan;
   allocated: StepReport[];
@@ -51,6 +53,7 @@ export async function allocateForDemand(input: {
     unsatisfied: local.unsatisfied,
     vSwitches,
     randomValue: Math.random(),
+    warmUpDemand: input.warmUpDemand,
   });
   if (input.allocate === false) {
     return { plan, allocated: [], enis: local.enis, changed: false, openIntents: state.pendingCreates ?? [] };

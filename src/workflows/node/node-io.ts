@@ -6,10 +6,11 @@ import {
   formatRfc3339,
   jsonDelta,
   mergeSeenVersions,
+  poolStatusOf,
   sortedKeys,
   STATUS_CHANGE_DEPTH,
 } from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeStatus, VSwitchInfo } from '../../ipam/index.js';
+import type { NetworkInterfaces, NodeStatus, PoolStatusFields, VSwitchInfo } from '../../ipam/index.js';
 import type { NodeSnapshot, NodeView } from '../../activities/index.js';
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
 import type { CarriedState } from './carried-state.js';
@@ -71,11 +72,13 @@ export type StatusWriteResult =
   | { outcome: 'gone' }
   | { outcome: 'failed'; failed: FailedStep };
 
-function ownedFields(status: NodeStatus): string {
+function ownedFields(status: NodeStatus, pool: PoolStatusFields | undefined): string {
   return canonicalJson({
     networkInterfaces: status.networkInterfaces ?? {},
     lastSyncOpenAPITime: status.lastSyncOpenAPITime,
     nextSyncOpenAPITime: status.nextSyncOpenAPITime,
+    // Compared only when the pass owns them (a ready pass): the deletion path leaves them as they are.
+    ...(pool === undefined ? {} : { pool: poolStatusOf(status) }),
   });
 }
 
@@ -89,9 +92,12 @@ export async function writeStatusIfChanged(input: {
   status: NodeStatus;
   current: NodeStatus;
   force: boolean;
+  /** Warm-up and idle reclaim fields to write (set or, when absent, removed); undefined: left as they are. */
+  pool?: PoolStatusFields | undefined;
 }): Promise<StatusWriteResult> {
-  if (!input.force && ownedFields(input.status) === ownedFields(input.current)) return { outcome: 'unchanged' };
-  const { status } = input;
+  const { status, pool } = input;
+  const withPool = pool === undefined ? status : { ...status, ...pool };
+  if (!input.force && ownedFields(withPool, pool) === ownedFields(input.current, pool)) return { outcome: 'unchanged' };
   try {
     const result = await statusWrite.writeNodeStatusChanges({
       nodeName: input.nodeName,
@@ -100,6 +106,7 @@ export async function writeStatusIfChanged(input: {
       }),
       ...(status.lastSyncOpenAPITime === undefined ? {} : { lastSyncOpenAPITime: status.lastSyncOpenAPITime }),
       ...(status.nextSyncOpenAPITime === undefined ? {} : { nextSyncOpenAPITime: status.nextSyncOpenAPITime }),
+      ...(pool === undefined ? {} : { pool }),
     });
     if (result.outcome === 'gone') return { outcome: 'gone' };
     return { outcome: 'written', resourceVersion: 'resourceVersion' in result ? result.resourceVersion : '' };
@@ -134,11 +141,6 @@ export async function readVSwitches(input: {
   return ecsReadLocal.describeVSwitches({ vSwitchIds, ...(input.refresh ? { refresh: true } : {}) });
 }
 
-/**
- * Writes the status when it changed, and keeps the carried state true to the outcome: a write that landed is
- * remembered (the next read must see it), a write refused for good keeps the ENIs in the workflow (carried across
- * continue-as-new) and forces an OpenAPI resync, so nothing done to the cloud is forgotten.
- */
 /** The status a ready pass writes: the ENIs, and the OpenAPI sync times when the pass knows them. */
 export function statusWithSyncTimes(
   enis: NetworkInterfaces,
@@ -150,20 +152,29 @@ export function statusWithSyncTimes(
   return status;
 }
 
-export async function writeStatusKeepingEnis(input: {
-  nodeName: string;
+/** What a pass writes: its status, the status it read, its ENIs, and (a ready pass) the pool fields. */
+export interface StatusWrite {
   status: NodeStatus;
   current: NodeStatus;
   enis: NetworkInterfaces;
-  state: CarriedState;
-  record: PassRecord;
-}): Promise<'written' | 'failed' | 'gone'> {
+  pool?: PoolStatusFields | undefined;
+}
+
+/**
+ * Writes the status when it changed, and keeps the carried state true to the outcome: a write that landed is
+ * remembered (the next read must see it), a write refused for good keeps the ENIs in the workflow (carried across
+ * continue-as-new) and forces an OpenAPI resync, so nothing done to the cloud is forgotten.
+ */
+export async function writeStatusKeepingEnis(
+  input: StatusWrite & { nodeName: string; state: CarriedState; record: PassRecord },
+): Promise<'written' | 'failed' | 'gone'> {
   const { state } = input;
   const result = await writeStatusIfChanged({
     nodeName: input.nodeName,
     status: input.status,
     current: input.current,
     force: state.unwrittenEnis !== undefined,
+    pool: input.pool,
   });
   if (result.outcome === 'failed') {
     input.record.record(result.failed, { ledger: true });

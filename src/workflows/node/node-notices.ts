@@ -131,8 +131,22 @@ export class NodeNotices {
     if (this.coreNode !== undefined) await this.configCondition({ valid: false, message });
   }
 
-  /** Clears `IPAMConfigValid=False` once the spec is valid (as the core Node shows it, so a fix after a restart too). */
-  async validSpec(): Promise<void> {
+  /**
+   * Clears `IPAMConfigValid=False` once the spec is valid (as the core Node shows it, so a fix after a restart too).
+   * A pool tuning field dropped for its fallback (a bad `poolSyncPeriod` or `reclaim.jitterFactor`, see
+   * validate-pool-spec.ts) is told by a Warning Event, at most once per `eventRepeatMs`.
+   */
+  async validSpec(problems: readonly SpecProblem[] = []): Promise<void> {
+    const fallbacks = problems.filter(
+      (problem) => problem.severity === 'warning' && problem.path.startsWith('spec.pool.'),
+    );
+    if (fallbacks.length > 0) {
+      const message = fallbacks
+        .map((problem) => problem.message)
+        .join('; ')
+        .slice(0, 1024);
+      await this.event({ type: 'Warning', reason: 'InvalidNodeSpec', message, series: 'PoolSpecFallback' });
+    }
     if (this.coreNode === undefined) return;
     const shownFalse = this.coreNode.ipamConfigValid?.status === 'False';
     if (!this.configConditionFalse && !shownFalse) return;

@@ -10,7 +10,6 @@ import {
   isOpenApiSyncDue,
   mergeSeenVersions,
   planGc,
-  planPoolRelease,
   podIpRequestsFromPods,
   primaryFamilyOf,
   releaseIpsOfGonePods,
@@ -31,6 +30,7 @@ import { NodeDegradation } from './node-degradation.js';
 import type { DegradationChange } from './node-degradation.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, readVSwitches, statusWithSyncTimes, writeStatusKeepingEnis } from './node-io.js';
+import type { StatusWrite } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
 import { blockedVSwitchesOf, buildNodeView, exhaustedVSwitchesOf, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
@@ -40,6 +40,7 @@ import { PassRecord } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
 import { prefixPass, settlePrefixMode, withPrefixMode } from './prefix-pass.js';
 import type { PrefixPassInput } from './prefix-pass.js';
+import { PoolPass } from './pool-pass.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -242,7 +243,7 @@ export class NodeReconciler {
       const blocking = validation.problems.filter((problem) => problem.severity === 'blocking');
       return this.stop('InvalidSpec', blocking.map((problem) => problem.message).join('; '));
     }
-    await this.notices.validSpec();
+    await this.notices.validSpec(validation.problems);
     const node = validation.node;
     const crMode = (node.metadata.labels?.['k8s.aliyun.com/exclusive-mode-eni-type'] ?? 'default').toLowerCase();
     if (crMode === 'enionly' || snapshot.coreNode?.exclusiveEniMode === 'enionly') {
@@ -324,6 +325,7 @@ export class NodeReconciler {
     const primaryFamily = primaryFamilyOf(spec.eni);
     const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
     const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
+    const pool = new PoolPass({ nodeName: this.nodeName, nowMs: now, node, gcPeriodMs: this.settings.gcPeriodMs });
     // Act, then fold in plan order.
     const operator = this.newOperator(instanceId);
     const round = await allocateForDemand({
@@ -335,6 +337,7 @@ export class NodeReconciler {
       local,
       createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
       allocate: gates.allocate,
+      warmUpDemand: pool.warmUpDemand(),
     });
     const { plan, allocated, openIntents } = round;
     const served = round.changed
@@ -353,13 +356,19 @@ export class NodeReconciler {
       ],
       nowMs: now,
     });
-    const gcDue =
-      this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= this.settings.gcPeriodMs;
     // Held back by degradation, nothing is marked for release (marked IPs would be lost to pods meanwhile).
-    if (gates.release && gcDue) {
-      enis = planPoolRelease({ spec, enis }).enis;
-      this.state.lastGcMs = now;
-    }
+    const poolStatus = pool.settle({
+      allocated,
+      plannedAllocations: plan.allocations.length,
+      newlyBound: local.newlyBound.length + (round.changed ? served.newlyBound.length : 0),
+      enis,
+      family: primaryFamily,
+      gc: { requested: this.gc.pending, lastGcMs: this.state.lastGcMs },
+      mayRelease: gates.release,
+    });
+    enis = poolStatus.enis;
+    if (poolStatus.shrunk) this.state.lastGcMs = now;
+    const gcDue = this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= pool.periodMs;
     const releaseWanted =
       !gates.release &&
       (planGc({ enis }).length > 0 ||
@@ -383,7 +392,7 @@ export class NodeReconciler {
 
     // Write.
     const status = statusWithSyncTimes(enis, times);
-    const written = await this.writeStatus({ status, current: node.status ?? {}, enis });
+    const written = await this.writeStatus({ status, current: node.status ?? {}, enis, pool: poolStatus.fields });
     const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
 
     // What the pass found: in the query as soon as the CR has it, then told from the settled ledger.
@@ -394,6 +403,8 @@ export class NodeReconciler {
     this.schedule.found({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete, plan, openIntents });
     // Work the degradation holds back is no reason for a timer: lifting it signals every node.
     if (this.degradation.level !== 'off') this.schedule.heldBack({ awaitingCniDelete });
+    // A reclaim batch held back by degradation is no reason for a timer either.
+    this.schedule.poolTimers(pool.periodMs, gates.release ? poolStatus : { ...poolStatus, nextReclaimMs: undefined });
     const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
     this.summary = {
       ...this.summary,
@@ -466,7 +477,7 @@ export class NodeReconciler {
     });
   }
 
-  private async writeStatus(input: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) {
+  private async writeStatus(input: StatusWrite) {
     const result = await writeStatusKeepingEnis({
       ...input,
       nodeName: this.nodeName,

@@ -6,6 +6,7 @@ import type {
   NetworkInterfaces,
   NextPassReason,
   NodeSpec,
+  PoolStatusPlan,
   StuckCause,
   StuckWaitInput,
   UnsatisfiedPod,
@@ -31,9 +32,23 @@ export class PassSchedule {
   /** What the last ready pass found; a pass stopped at the gate has none and is never stuck. */
   private facts: StuckFacts | undefined;
 
+  /** The node's pool period (`spec.pool.poolSyncPeriod`) and its next idle reclaim batch, from the last ready pass. */
+  private poolPeriodMs: number | undefined;
+  private idleReclaimAtMs: number | undefined;
+  private warmUpContinues = false;
+
   passStarting(): void {
     this.hasPendingWork = false;
     this.facts = undefined;
+    this.idleReclaimAtMs = undefined;
+    this.warmUpContinues = false;
+  }
+
+  /** A ready pass's pool timers: the period its GC work is retried on, and when an idle reclaim batch is due. */
+  poolTimers(periodMs: number, plan: Pick<PoolStatusPlan, 'nextReclaimMs' | 'warmUpContinues'>): void {
+    this.poolPeriodMs = periodMs;
+    this.idleReclaimAtMs = plan.nextReclaimMs;
+    this.warmUpContinues = plan.warmUpContinues;
   }
 
   /** A ready pass's findings: GC work left, and whether its waiting pods can be served by another pass. */
@@ -88,6 +103,9 @@ export class PassSchedule {
       jitter: jitterOf(input.nodeName),
       settings,
       hasPendingWork: this.hasPendingWork,
+      poolPeriodMs: this.poolPeriodMs,
+      idleReclaimAtMs: this.idleReclaimAtMs,
+      warmUpContinues: this.warmUpContinues,
       lastGcMs: state.lastGcMs,
       nextSyncMs: this.nextSyncMs,
       daemonWait: state.daemonWait,

@@ -8,7 +8,13 @@
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 
-import { applyJsonDelta, NODE_CR_API_VERSION, NODE_CR_KIND, sortedKeys } from '../../../src/ipam/index.js';
+import {
+  applyJsonDelta,
+  NODE_CR_API_VERSION,
+  NODE_CR_KIND,
+  POOL_STATUS_FIELDS,
+  sortedKeys,
+} from '../../../src/ipam/index.js';
 import type {
   CloudEni,
   IpEntry,
@@ -395,6 +401,14 @@ export class StubNode {
             this.cr.status['lastSyncOpenAPITime'] = input.lastSyncOpenAPITime;
           if (input.nextSyncOpenAPITime !== undefined)
             this.cr.status['nextSyncOpenAPITime'] = input.nextSyncOpenAPITime;
+          // As the real write: each pool field set, or removed when the pass leaves it out.
+          const pool = input.pool;
+          if (pool !== undefined) {
+            for (const key of POOL_STATUS_FIELDS) {
+              if (pool[key] === undefined) delete this.cr.status[key];
+              else this.cr.status[key] = pool[key];
+            }
+          }
           return this.written();
         }),
       writeNodeStatus: (input) =>
