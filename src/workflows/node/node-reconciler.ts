@@ -17,7 +17,7 @@ import {
   syncTimesOf,
   unschedulableEniIds,
 } from '../../ipam/index.js';
-import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr, NodeStatus } from '../../ipam/index.js';
+import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { allocateForDemand } from './allocation-round.js';
