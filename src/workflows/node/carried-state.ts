@@ -23,8 +23,12 @@ export type { PendingCreate } from '../../ipam/index.js';
  * - 4: a create intent holds its whole request (`request`: security groups, resource group, tags, ENI type and
  *   traffic mode as sent) and the time of its last attempt; a version 3 intent waits in `legacyPendingCreates`
  *   until a pass fills in what it lacks from the spec (`completeLegacyIntents`).
+ * - 5: optional `prefixMode` (the node's `enableIPPrefix` as first seen, fixed from then on) and the degradation
+ *   switch as last told (`degradation`, `degradationTold`, `degradationHeldBack`). A version 4 state has none of
+ *   them and needs no change: version 4 refused prefix mode, so the next ready pass records the mode from the spec
+ *   it reads, and a node never told of a degradation runs without one until the watcher tells it.
  */
-export const CARRIED_STATE_VERSION = 4;
+export const CARRIED_STATE_VERSION = 5;
 
 /** What survives continue-as-new: only what the CR does not already hold. */
 export interface CarriedState {

@@ -17,10 +17,29 @@ import {
   initialPassSummary,
   stuckOnOf,
 } from '../../../src/workflows/node/node-view.js';
+import { settlePrefixMode } from '../../../src/workflows/node/prefix-pass.js';
 
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
 
 describe('carried state', () => {
+  it('brings version 4 forward unchanged: the prefix mode is recorded from the spec of the next pass', () => {
+    const v4 = { ...newCarriedState(), version: 4, reconcileCount: 7, lastGcMs: T0 } as CarriedState;
+    const upgraded = upgradeCarriedState(v4);
+    assert.deepEqual(upgraded, { ...v4, version: CARRIED_STATE_VERSION });
+    assert.equal(CARRIED_STATE_VERSION, 5);
+    assert.equal(upgraded.prefixMode, undefined);
+    assert.equal(upgraded.degradation, undefined);
+    // The first ready pass records the mode; a later spec asking otherwise is refused, not followed.
+    assert.deepEqual(settlePrefixMode({ state: upgraded, spec: { eni: { enableIPPrefix: false } } }), {
+      prefixMode: false,
+    });
+    assert.deepEqual(settlePrefixMode({ state: upgraded, spec: { eni: { enableIPPrefix: true } } }), {
+      prefixMode: false,
+      ignoredChange: true,
+    });
+    assert.equal(carryState(upgraded).prefixMode, false);
+  });
+
   it('brings version 2 forward: failing operations become the failure ledger', () => {
     const v2 = {
       ...newCarriedState(),
