@@ -18,6 +18,7 @@ export type NextPassReason =
   | 'gcPeriod'
   | 'idleReclaim'
   | 'warmUp'
+  | 'frozenPrefixExpiry'
   | 'daemonWaitEvent'
   | 'runAge'
   | 'safetyNet';
@@ -33,6 +34,7 @@ export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
   gcPeriod: 'GC period (idle IPs to release or pods waiting)',
   idleReclaim: 'idle IP reclaim batch due (spec.pool.reclaim)',
   warmUp: 'warm-up continues: the last pass got addresses and more are due',
+  frozenPrefixExpiry: 'a Frozen prefix reaches its frozenExpireAt and returns to Valid',
   daemonWaitEvent: 'daemon still not ready: Warning event due',
   runAge: 'run age limit: the workflow continues as new',
   safetyNet: 'safety-net wake, unless a change comes first',
@@ -69,6 +71,11 @@ export interface NextPassInput {
   idleReclaimAtMs?: number | undefined;
   /** Warm-up made progress in the last pass and is not complete: the next pass follows at once. */
   warmUpContinues?: boolean | undefined;
+  /**
+   * Prefix mode: the earliest `frozenExpireAt` of a `Frozen` prefix (see `nextFrozenExpiryMs`). The daemon may use the
+   * prefix again only once the CR says `Valid`, so an idle node must not sleep past it.
+   */
+  frozenExpiryMs?: number | undefined;
   lastGcMs?: number | undefined;
   nextSyncMs?: number | undefined;
   daemonWait?: { sinceMs: number; reported: boolean } | undefined;
@@ -109,6 +116,9 @@ export function nextPass(input: NextPassInput): { atMs: number; reason: NextPass
   }
   if (input.idleReclaimAtMs !== undefined) candidates.push({ atMs: input.idleReclaimAtMs, reason: 'idleReclaim' });
   if (input.warmUpContinues === true) candidates.push({ atMs: last, reason: 'warmUp' });
+  if (input.frozenExpiryMs !== undefined) {
+    candidates.push({ atMs: input.frozenExpiryMs, reason: 'frozenPrefixExpiry' });
+  }
   const wait = input.daemonWait;
   if (wait !== undefined && !wait.reported) {
     candidates.push({ atMs: wait.sinceMs + settings.daemonWaitEventAfterMs, reason: 'daemonWaitEvent' });

@@ -82,6 +82,18 @@ describe('nextPass', () => {
       reason: 'warmUp',
     },
     {
+      name: 'a Frozen prefix expiring before the safety net wakes the node at its frozenExpireAt',
+      input: { frozenExpiryMs: LAST + 90_000 },
+      atMs: LAST + 90_000,
+      reason: 'frozenPrefixExpiry',
+    },
+    {
+      name: 'an OpenAPI sync due before the frozen expiry comes first',
+      input: { frozenExpiryMs: LAST + 90_000, nextSyncMs: LAST + 60_000 },
+      atMs: LAST + 60_000,
+      reason: 'openApiSync',
+    },
+    {
       name: 'a GC period due first wins over the reclaim batch',
       input: { hasPendingWork: true, idleReclaimAtMs: LAST + 600_000 },
       atMs: LAST + 120_000,

@@ -1,3 +1,4 @@
+import { NEXT_PASS_REASONS } from '../../src/ipam/index.js';
 /**
  * IP prefix mode end to end (Terway v1.17): real Temporal dev server, real kube-apiserver, the ECS emulator through
  * the real SDK. A Node CR as Terway's daemon writes it in prefix mode gets its /28 prefixes over the fewest calls,
@@ -208,7 +209,50 @@ describe('IP prefix mode', () => {
         });
         assert.equal((await callsOf(scenario, 'AssignPrivateIpAddresses')).length, 1, 'nothing assigned for it');
 
+        // A Frozen prefix whose frozenExpireAt is still ahead stays Frozen, and the node wakes at that time by itself
+        // (a durable timer, no signal) to return it to Valid.
+        const thawed = await scenario.readCr();
+        const assignsBeforeFreeze = (await callsOf(scenario, 'AssignPrivateIpAddresses')).length;
+        const unassignsBeforeFreeze = (await callsOf(scenario, 'UnassignPrivateIpAddresses')).length;
+        const later = ipv4Prefixes(thawed).find(({ entry }) => entry.prefix !== thawing.entry.prefix);
+        assert.ok(later !== undefined);
+        const expireAt = new Date(Math.ceil((Date.now() + 4_000) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+        const laterList = (thawed.status?.networkInterfaces?.[later.eniId]?.ipv4Prefix ?? []).map((entry) =>
+          entry.prefix === later.entry.prefix ? { ...entry, status: 'Frozen', frozenExpireAt: expireAt } : entry,
+        );
+        await env.kube.customObjects.patchClusterCustomObjectStatus(
+          {
+            ...NODE_CR_RESOURCE,
+            name: scenario.nodeName,
+            body: { status: { networkInterfaces: { [later.eniId]: { ipv4Prefix: laterList } } } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        await scenario.signal('prefix-frozen-ahead');
+        const frozenState = await pollUntil(
+          async () => {
+            const state = await scenario.state();
+            return state.nextPass?.reason === NEXT_PASS_REASONS.frozenPrefixExpiry ? state : undefined;
+          },
+          { description: 'a frozen-expiry timer', timeoutMs: 30_000, intervalMs: 100 },
+        );
+        assert.equal(frozenState.nextPass?.at, expireAt.replace('Z', '.000Z'));
+        const frozenEntry = ipv4Prefixes(await scenario.readCr()).find(
+          ({ entry }) => entry.prefix === later.entry.prefix,
+        );
+        assert.equal(frozenEntry?.entry.status, 'Frozen', 'not thawed before its time');
+        await scenario.waitForCr('the Frozen prefix Valid at its frozenExpireAt, with no signal', (current) => {
+          const entry = ipv4Prefixes(current).find(({ entry: e }) => e.prefix === later.entry.prefix)?.entry;
+          return entry?.status === 'Valid' ? current : undefined;
+        });
+        // Only Valid prefixes count toward ipv4PrefixCount (as in Terway): the freeze got one replacement, and the
+        // thaw itself made no call; the frozen prefix was never unassigned.
+        assert.equal((await callsOf(scenario, 'AssignPrivateIpAddresses')).length, assignsBeforeFreeze + 1);
+        assert.equal((await callsOf(scenario, 'UnassignPrivateIpAddresses')).length, unassignsBeforeFreeze);
+
         // enableIPPrefix is fixed at creation: a change raises a Warning Event and changes nothing.
+        const assignsBeforeModeChange = (await callsOf(scenario, 'AssignPrivateIpAddresses')).length;
+        const prefixesBeforeModeChange = validPrefixes(await scenario.readCr());
         await env.kube.customObjects.patchClusterCustomObject(
           { ...NODE_CR_RESOURCE, name: scenario.nodeName, body: { spec: { eni: { enableIPPrefix: false } } } },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -223,11 +267,15 @@ describe('IP prefix mode', () => {
         const settled = await passesAfter(scenario, (await scenario.state()).reconcileCount, 1);
         assert.equal(settled.ipamState, 'Ready');
         const last = await scenario.readCr();
-        assert.deepEqual(validPrefixes(last), validPrefixes(refilled), 'prefixes unchanged');
+        assert.deepEqual(validPrefixes(last), prefixesBeforeModeChange, 'prefixes unchanged');
         for (const eni of Object.values(last.status?.networkInterfaces ?? {})) {
           assert.equal(Object.keys(eni.ipv4 ?? {}).length, 1, `${eni.id}: still no pod IP allocated`);
         }
-        assert.equal((await callsOf(scenario, 'AssignPrivateIpAddresses')).length, 1, 'no IP assigned');
+        assert.equal(
+          (await callsOf(scenario, 'AssignPrivateIpAddresses')).length,
+          assignsBeforeModeChange,
+          'no IP assigned',
+        );
         assert.equal((await callsOf(scenario, 'UnassignPrivateIpAddresses')).length, 1, 'nothing more released');
       },
     );

@@ -36,12 +36,20 @@ export class PassSchedule {
   private poolPeriodMs: number | undefined;
   private idleReclaimAtMs: number | undefined;
   private warmUpContinues = false;
+  /** Prefix mode: the earliest expiry of a `Frozen` prefix the last pass wrote. */
+  private frozenExpiryMs: number | undefined;
 
   passStarting(): void {
+    this.frozenExpiryMs = undefined;
     this.hasPendingWork = false;
     this.facts = undefined;
     this.idleReclaimAtMs = undefined;
     this.warmUpContinues = false;
+  }
+
+  /** A prefix pass's timer: the earliest `frozenExpireAt` still ahead (an expired one was thawed by the pass). */
+  prefixTimers(frozenExpiryMs: number | undefined): void {
+    this.frozenExpiryMs = frozenExpiryMs;
   }
 
   /** A ready pass's pool timers: the period its GC work is retried on, and when an idle reclaim batch is due. */
@@ -106,6 +114,7 @@ export class PassSchedule {
       poolPeriodMs: this.poolPeriodMs,
       idleReclaimAtMs: this.idleReclaimAtMs,
       warmUpContinues: this.warmUpContinues,
+      frozenExpiryMs: this.frozenExpiryMs,
       lastGcMs: state.lastGcMs,
       nextSyncMs: this.nextSyncMs,
       daemonWait: state.daemonWait,

@@ -1,3 +1,4 @@
+import { nextFrozenExpiryMs } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeSpec, NodeStatus, VSwitchInfo } from '../../ipam/index.js';
 import type { GcResult } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
@@ -96,6 +97,7 @@ export async function prefixPass(
     plan: found.plan,
     openIntents: round.openIntents,
   });
+  tools.schedule.prefixTimers(nextFrozenExpiryMs(enis));
   tools.record.settle('completed');
   await tools.notices.blockedVSwitches(found.summary.blockedVSwitches);
   await tools.notices.unlistedEnis(input.synced ? (state.unlistedEnis ?? []) : []);
