@@ -1,12 +1,13 @@
 import {
   degradationGates,
   degradationNotice,
+  heldBackWork,
   degradationSummary,
   isDegradationSetting,
   isNewerDegradation,
   openedGates,
 } from '../../ipam/index.js';
-import type { DegradationGates, DegradationLevel, DegradationSetting } from '../../ipam/index.js';
+import type { DegradationGates, DegradationLevel, DegradationSetting, PassWants } from '../../ipam/index.js';
 import type { GcResult, NodeWorkflowState } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
 
@@ -68,6 +69,11 @@ export class NodeDegradation {
     this.state.degradationTold = this.level;
     // One series per setting: a level set again after a lift is a change of its own, not a repeat to suppress.
     return { ...notice, series: `degradation:${this.state.degradation?.revision ?? '0'}:${this.level}` };
+  }
+
+  /** {@link owedNotice} for what a ready pass wanted to do: the wants its gates refused are the held-back work. */
+  owedNoticeFor(wants: PassWants): ReturnType<NodeDegradation['owedNotice']> {
+    return this.owedNotice(heldBackWork(this.level, wants));
   }
 
   /** The `state` query's view; absent for a node never told of a degradation. */

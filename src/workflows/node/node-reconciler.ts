@@ -1,26 +1,7 @@
-import {
-  applyAllocationConditions,
-  assignIpsFromLocalPool,
-  countIdleIps,
-  failureTypesSince,
-  foldEniOutcomes,
-  hasFailingCalls,
-  hasWorkForGcPeriod,
-  heldBackWork,
-  isOpenApiSyncDue,
-  mergeSeenVersions,
-  planGc,
-  podIpRequestsFromPods,
-  primaryFamilyOf,
-  releaseIpsOfGonePods,
-  sortedKeys,
-  syncTimesOf,
-  unschedulableEniIds,
-} from '../../ipam/index.js';
+import { failureTypesSince, hasFailingCalls, mergeSeenVersions } from '../../ipam/index.js';
 import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
-import { allocateForDemand } from './allocation-round.js';
 import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
@@ -29,18 +10,16 @@ import { GcRequests } from './gc-requests.js';
 import { NodeDegradation } from './node-degradation.js';
 import type { DegradationChange } from './node-degradation.js';
 import { NodeNotices } from './node-notices.js';
-import { NodeReader, readVSwitches, statusWithSyncTimes, writeStatusKeepingEnis } from './node-io.js';
+import { NodeReader, writeStatusKeepingEnis } from './node-io.js';
 import type { StatusWrite } from './node-io.js';
 import { releaseDeletedNode } from './node-deletion.js';
-import { blockedVSwitchesOf, buildNodeView, exhaustedVSwitchesOf, initialPassSummary } from './node-view.js';
+import { buildNodeView, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
-import { syncEnisIfDue } from './openapi-sync.js';
 import { OperationTracker } from './operation-tracker.js';
 import { PassRecord } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
-import { prefixPass, settlePrefixMode, withPrefixMode } from './prefix-pass.js';
-import type { PrefixPassInput } from './prefix-pass.js';
-import { PoolPass } from './pool-pass.js';
+import { settlePrefixMode, withPrefixMode } from './prefix-pass.js';
+import { readyPass } from './ready-pass.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -267,7 +246,10 @@ export class NodeReconciler {
     return { failed: false, scope: 'stoppedBeforeCloud' };
   }
 
-  /** read the cloud side → plan → act → fold → write → settle the ledger → tell. */
+  /**
+   * A ready node: its mode settled (fixed at the first pass, see `settlePrefixMode`), then `readyPass` in that mode:
+   * read the cloud side → plan → act → fold → write → settle the ledger → tell.
+   */
   private async reconcileReadyNode(input: { node: NodeCr; snapshot: NodeSnapshot }): Promise<PassEnd> {
     const { node, snapshot } = input;
     const mode = settlePrefixMode({ state: this.state, spec: node.spec });
@@ -278,189 +260,32 @@ export class NodeReconciler {
     const now = Date.now();
     const instanceId = spec.nodeMetadata?.instanceID ?? '';
     this.summary.instanceId = instanceId;
-    let enis = this.startingEnis(node);
-    const gates = this.degradation.gates();
-
-    // A resync asks the cloud about the vSwitches again, lifting blocks it no longer backs. Under l0 not at all.
-    const vSwitches = gates.cloud
-      ? await readVSwitches({ spec, enis, refresh: this.vSwitchRefreshRequested || this.state.needResync })
-      : {};
-    if (gates.cloud) this.vSwitchRefreshRequested = false;
-    const demand = podIpRequestsFromPods({ pods: snapshot.pods, eniSpec: spec.eni });
-    // Held back by degradation, the sync stays due (needResync, the CR's times): it runs once lifted.
-    const syncWanted =
-      !gates.sync &&
-      isOpenApiSyncDue({
-        needResync: this.state.needResync,
-        lastSyncMs: syncTimesOf(node.status).lastSyncMs,
-        nextSyncMs: this.schedule.nextSyncMs ?? syncTimesOf(node.status).nextSyncMs,
-        podCount: demand.requests.length,
-        eniCount: Object.keys(enis).length,
-        nowMs: now,
-      });
-    const sync = !gates.sync
-      ? { enis, times: syncTimesOf(node.status), synced: false }
-      : await syncEnisIfDue({
-          enis,
-          status: node.status,
-          runNextSyncMs: this.schedule.nextSyncMs,
-          podCount: demand.requests.length,
-          instanceId,
-          clusterId: this.settings.clusterId,
-          spec,
-          vSwitches,
-          state: this.state,
-          record: this.passRecord,
-          periodMs: this.settings.openApiSyncPeriodMs,
-        });
-    enis = sync.enis;
-    const { times } = sync;
-    this.schedule.nextSyncMs = times.nextSyncMs;
-    if (mode.prefixMode) {
-      const current = node.status ?? {};
-      return this.finishPrefixPass({ spec, enis, times, vSwitches, current, instanceId, synced: sync.synced });
-    }
-
-    // Plan.
-    const primaryFamily = primaryFamilyOf(spec.eni);
-    const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: snapshot.nodeRuntime });
-    const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
-    const pool = new PoolPass({ nodeName: this.nodeName, nowMs: now, node, gcPeriodMs: this.settings.gcPeriodMs });
-    // Act, then fold in plan order.
-    const operator = this.newOperator(instanceId);
-    const round = await allocateForDemand({
+    const result = await readyPass({
       nodeName: this.nodeName,
-      state: this.state,
-      operator,
+      node,
+      snapshot,
       spec,
-      vSwitches,
-      local,
-      createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
-      allocate: gates.allocate,
-      warmUpDemand: pool.warmUpDemand(),
-    });
-    const { plan, allocated, openIntents } = round;
-    const served = round.changed
-      ? assignIpsFromLocalPool({ enis: round.enis, requests: demand.requests, primaryFamily })
-      : local;
-    enis = applyAllocationConditions({
-      enis: served.enis,
-      errors: [
-        // A plan that was not acted on (degradation l0) reports nothing about the ENIs.
-        ...(gates.allocate ? plan.problems : []).flatMap((problem) =>
-          problem.kind === 'vSwitchExhausted'
-            ? [{ eniId: problem.eniId, error: { kind: 'ipNotEnough' as const, vSwitchId: problem.vSwitchId } }]
-            : [],
-        ),
-        ...allocated.flatMap((report) => report.eniErrors),
-      ],
+      prefixMode: mode.prefixMode,
+      instanceId,
+      enis: this.startingEnis(node),
       nowMs: now,
-    });
-    // Held back by degradation, nothing is marked for release (marked IPs would be lost to pods meanwhile).
-    const poolStatus = pool.settle({
-      allocated,
-      plannedAllocations: plan.allocations.length,
-      newlyBound: local.newlyBound.length + (round.changed ? served.newlyBound.length : 0),
-      enis,
-      family: primaryFamily,
-      gc: { requested: this.gc.pending, lastGcMs: this.state.lastGcMs },
-      mayRelease: gates.release,
-    });
-    enis = poolStatus.enis;
-    if (poolStatus.shrunk) this.state.lastGcMs = now;
-    const gcDue = this.gc.pending || this.state.lastGcMs === undefined || now - this.state.lastGcMs >= pool.periodMs;
-    const releaseWanted =
-      !gates.release &&
-      (planGc({ enis }).length > 0 ||
-        (gcDue && hasWorkForGcPeriod({ spec, enis, unsatisfied: [], awaitingCniDelete: 0 })));
-    const gc = gates.release
-      ? await operator.collectGarbage(enis)
-      : {
-          actions: [],
-          reports: [],
-          result: this.degradation.gcDeferral() ?? { releasedIps: [], removedEnis: [], failed: [] },
-        };
-    enis = foldEniOutcomes(
-      enis,
-      gc.reports.flatMap((report) => report.outcomes),
-    );
-    this.gc.served(gc.result);
-    const allocationFailures = this.passRecord.foldReports(allocated);
-    this.passRecord.foldReports(gc.reports);
-    // A quota answer may mean the CR misses ENIs the cloud has: the next pass lists them.
-    if (allocationFailures.some((step) => step.failure.type === 'EcsQuotaExceeded')) this.state.needResync = true;
-
-    // Write.
-    const status = statusWithSyncTimes(enis, times);
-    const written = await this.writeStatus({ status, current: node.status ?? {}, enis, pool: poolStatus.fields });
-    const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
-
-    // What the pass found: in the query as soon as the CR has it, then told from the settled ledger.
-    const failureTypes = allocationFailures.map((step) => step.failure.type);
-    const vSwitchExhausted = failureTypes.includes('EcsVSwitchExhausted');
-    const pending = served.unsatisfied.length;
-    const awaitingCniDelete = released.awaitingCniDelete.length;
-    this.schedule.found({ spec, enis, unsatisfied: served.unsatisfied, awaitingCniDelete, plan, openIntents });
-    // Work the degradation holds back is no reason for a timer: lifting it signals every node.
-    if (this.degradation.level !== 'off') this.schedule.heldBack({ awaitingCniDelete });
-    // A reclaim batch held back by degradation is no reason for a timer either.
-    this.schedule.poolTimers(pool.periodMs, gates.release ? poolStatus : { ...poolStatus, nextReclaimMs: undefined });
-    const short = plan.unmetDemand.normal + plan.unmetDemand.erdma > 0 || vSwitchExhausted;
-    this.summary = {
-      ...this.summary,
-      ipamState: pending > 0 && short ? 'InsufficientIP' : failed ? 'Error' : 'Ready',
-      lastPlan: { allocations: plan.allocations, gc: gc.actions, unmetDemand: plan.unmetDemand },
-      pods: { total: demand.requests.length, withIp: served.bound.length, pending },
-      enis: { total: Object.keys(enis).length, idleIps: countIdleIps({ enis, family: primaryFamily }) },
-      unschedulableEnis: unschedulableEniIds(enis),
-      awaitingCniDelete,
-      blockedVSwitches: blockedVSwitchesOf(vSwitches),
-      exhaustedVSwitches: exhaustedVSwitchesOf(vSwitches),
-      vSwitchIds: sortedKeys(vSwitches),
-    };
-    this.passRecord.settle('completed');
-    const ledger = this.state.failures ?? {};
-    const heldBack = heldBackWork(this.degradation.level, {
-      sync: syncWanted,
-      allocate: local.unsatisfied.length > 0 || plan.allocations.length > 0 || openIntents.length > 0,
-      release: releaseWanted,
-    });
-    await this.notices.degradationChanged(this.degradation.owedNotice(heldBack));
-    await this.notices.blockedVSwitches(this.summary.blockedVSwitches);
-    await this.notices.unlistedEnis(sync.synced ? (this.state.unlistedEnis ?? []) : []);
-    await this.notices.reboundPods({ dropped: local.droppedInvalid, enis });
-    await this.notices.pendingPods({
-      unsatisfied: served.unsatisfied,
-      isNodeReady: true,
-      plan,
-      failureTypes,
-      ledger,
-      allocationHeldBack: !gates.allocate,
-    });
-    await this.notices.sufficientIp({
-      hasIdleIp: plan.capacity.hasIdleIp,
-      hasAllocatableEni: plan.capacity.hasAllocatableEni && !vSwitchExhausted,
-    });
-    await this.notices.allocationFailed({ failures: allocationFailures, ledger });
-    return { failed, scope: 'completed' };
-  }
-
-  /** Prefix mode: prefixes instead of pod IPs (see `prefixPass`), then write and tell as any ready pass. */
-  private async finishPrefixPass(input: PrefixPassInput & { instanceId: string }): Promise<PassEnd> {
-    const result = await prefixPass({
-      ...input,
-      nodeName: this.nodeName,
+      vSwitchRefresh: {
+        requested: this.vSwitchRefreshRequested || this.state.needResync,
+        served: () => (this.vSwitchRefreshRequested = false),
+      },
+      settings: this.settings,
       state: this.state,
-      operator: this.newOperator(input.instanceId),
-      createAttemptHorizonMs: this.settings.createAttemptHorizonMs,
-      gates: this.degradation.gates(),
-      gcDeferral: this.degradation.gcDeferral(),
+      newOperator: () => this.newOperator(instanceId),
       tools: {
         record: this.passRecord,
         gc: this.gc,
         schedule: this.schedule,
         notices: this.notices,
+        degradation: this.degradation,
         writeStatus: (write) => this.writeStatus(write),
+        showSummary: (summary) => {
+          this.summary = { ...this.summary, ...summary };
+        },
       },
     });
     this.summary = { ...this.summary, ...result.summary };

@@ -1,0 +1,75 @@
+import { isOpenApiSyncDue, syncTimesOf } from '../../ipam/index.js';
+import type { DegradationGates, NetworkInterfaces, NodeCr, VSwitchInfo } from '../../ipam/index.js';
+import type { NodeIpamSettings } from '../messages.js';
+import type { CarriedState } from './carried-state.js';
+import type { ReadyNodeSpec } from './eni-operator.js';
+import { readVSwitches } from './node-io.js';
+import { syncEnisIfDue } from './openapi-sync.js';
+import type { PassRecord } from './pass-record.js';
+import type { PassSchedule } from './pass-schedule.js';
+
+/** The cloud side of a ready node as both passes (single-IP and prefix) start from it. */
+export interface CloudSide {
+  enis: NetworkInterfaces;
+  times: { lastSyncMs?: number; nextSyncMs?: number };
+  vSwitches: Record<string, VSwitchInfo>;
+  /** Whether this pass ran the OpenAPI sync (its unlisted-ENI decisions are then told). */
+  synced: boolean;
+  /** A due sync the degradation held back (work to name in its Event). */
+  syncHeldBack: boolean;
+}
+
+/**
+ * The head of every ready pass: the node's vSwitches, then the OpenAPI sync when it is due. Under degradation l0
+ * no vSwitch is read; with the sync held back it stays due (needResync, the CR's times) and runs once lifted.
+ */
+export async function readCloudSide(input: {
+  node: NodeCr;
+  spec: ReadyNodeSpec;
+  enis: NetworkInterfaces;
+  instanceId: string;
+  podCount: number;
+  nowMs: number;
+  gates: Pick<DegradationGates, 'cloud' | 'sync'>;
+  /** A refresh asks the cloud about the vSwitches again, lifting blocks it no longer backs; `served` once asked. */
+  vSwitchRefresh: { requested: boolean; served: () => void };
+  settings: Pick<NodeIpamSettings, 'clusterId' | 'openApiSyncPeriodMs'>;
+  state: CarriedState;
+  record: PassRecord;
+  /** Holds the due time this run set (a new run takes the CR's); set to the next one. */
+  schedule: Pick<PassSchedule, 'nextSyncMs'>;
+}): Promise<CloudSide> {
+  const { spec, gates, state, schedule } = input;
+  const status = input.node.status;
+  let { enis } = input;
+  const vSwitches = gates.cloud ? await readVSwitches({ spec, enis, refresh: input.vSwitchRefresh.requested }) : {};
+  if (gates.cloud) input.vSwitchRefresh.served();
+  const syncHeldBack =
+    !gates.sync &&
+    isOpenApiSyncDue({
+      needResync: state.needResync,
+      lastSyncMs: syncTimesOf(status).lastSyncMs,
+      nextSyncMs: schedule.nextSyncMs ?? syncTimesOf(status).nextSyncMs,
+      podCount: input.podCount,
+      eniCount: Object.keys(enis).length,
+      nowMs: input.nowMs,
+    });
+  const sync = !gates.sync
+    ? { enis, times: syncTimesOf(status), synced: false }
+    : await syncEnisIfDue({
+        enis,
+        status,
+        runNextSyncMs: schedule.nextSyncMs,
+        podCount: input.podCount,
+        instanceId: input.instanceId,
+        clusterId: input.settings.clusterId,
+        spec,
+        vSwitches,
+        state,
+        record: input.record,
+        periodMs: input.settings.openApiSyncPeriodMs,
+      });
+  enis = sync.enis;
+  schedule.nextSyncMs = sync.times.nextSyncMs;
+  return { enis, times: sync.times, vSwitches, synced: sync.synced, syncHeldBack };
+}
