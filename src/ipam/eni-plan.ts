@@ -3,7 +3,7 @@ import { sortEnisForAllocation } from './eni-records.js';
 import { sortedKeys } from './node-model.js';
 import type { EniTrafficMode, IpFamily, NetworkInterface, NetworkInterfaces, NodeSpec } from './node-model.js';
 import type { UnsatisfiedPod } from './local-pool.js';
-import { chooseVSwitch } from './vswitch-choice.js';
+import { chooseVSwitchForSpec } from './vswitch-choice.js';
 import type { VSwitchInfo } from './vswitch-choice.js';
 
 /** ECS refuses more than this many addresses in one assign call; the reference also caps a new ENI at it. */
@@ -205,13 +205,7 @@ export function planEniAllocations(input: {
       if (vSwitch !== undefined) vSwitch.availableIpCount -= grown.counts.ipv4;
       continue;
     }
-    const choice = chooseVSwitch({
-      vSwitchOptions: spec.eni?.vSwitchOptions ?? [],
-      vSwitches,
-      zoneId: spec.nodeMetadata?.zoneID ?? '',
-      policy: spec.eni?.vSwitchSelectPolicy,
-      randomValue: input.randomValue,
-    });
+    const choice = chooseVSwitchForSpec(spec, vSwitches, input.randomValue);
     if (!choice.ok) {
       if (remaining[pool] > 0 || slot.kind === 'trunk') {
         problems.push({ kind: 'noVSwitchForNewEni', eniKind: slot.kind, message: choice.message });

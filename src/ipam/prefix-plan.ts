@@ -10,7 +10,7 @@ import type { EniAllocation, SlotProblem } from './eni-plan.js';
 import type { IpFamily, NetworkInterface, NetworkInterfaces, NodeSpec } from './node-model.js';
 import { sortedKeys } from './node-model.js';
 import { IPV4_PREFIX_SIZE, countOccupiedPrefixes, countValidPrefixes, prefixEntries } from './prefix-records.js';
-import { chooseVSwitch } from './vswitch-choice.js';
+import { chooseVSwitchForSpec } from './vswitch-choice.js';
 import type { VSwitchInfo } from './vswitch-choice.js';
 
 /** ECS takes at most this many prefixes in one Assign or Create call (Terway's `maxPrefixPerAPICall`). */
@@ -143,13 +143,7 @@ export function planPrefixAllocations(input: {
       continue;
     }
     if (slot.kind !== 'secondary' || left.ipv4 + left.ipv6 <= 0) continue;
-    const choice = chooseVSwitch({
-      vSwitchOptions: spec.eni?.vSwitchOptions ?? [],
-      vSwitches,
-      zoneId: spec.nodeMetadata?.zoneID ?? '',
-      policy: spec.eni?.vSwitchSelectPolicy,
-      randomValue: input.randomValue,
-    });
+    const choice = chooseVSwitchForSpec(spec, vSwitches, input.randomValue);
     if (!choice.ok) {
       problems.push({ kind: 'noVSwitchForNewEni', eniKind: slot.kind, message: choice.message });
       continue;

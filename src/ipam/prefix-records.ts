@@ -39,6 +39,20 @@ export function holdsUsablePrefixes(eni: Readonly<NetworkInterface>): boolean {
   );
 }
 
+/** A copy of the ENIs with one ENI's prefix list of one family replaced by `change` of it (no such ENI: unchanged). */
+function withPrefixList(
+  input: { enis: Readonly<NetworkInterfaces>; eniId: string; family: IpFamily },
+  change: (list: IpPrefixEntry[] | undefined) => IpPrefixEntry[] | undefined,
+): NetworkInterfaces {
+  const enis = cloneNetworkInterfaces(input.enis);
+  const eni = enis[input.eniId];
+  if (eni === undefined) return enis;
+  const key = prefixListKey(input.family);
+  const list = change(eni[key]);
+  if (list !== undefined) eni[key] = list;
+  return enis;
+}
+
 /** Records prefixes the cloud just assigned to an ENI as `Valid`; one already listed keeps its entry. */
 export function recordAssignedPrefixes(input: {
   enis: Readonly<NetworkInterfaces>;
@@ -46,16 +60,13 @@ export function recordAssignedPrefixes(input: {
   family: IpFamily;
   prefixes: readonly string[];
 }): NetworkInterfaces {
-  const enis = cloneNetworkInterfaces(input.enis);
-  const eni = enis[input.eniId];
-  if (eni === undefined) return enis;
-  const key = prefixListKey(input.family);
-  const list = [...(eni[key] ?? [])];
-  for (const prefix of input.prefixes) {
-    if (!list.some((entry) => entry.prefix === prefix)) list.push({ prefix, status: 'Valid' });
-  }
-  eni[key] = list;
-  return enis;
+  return withPrefixList(input, (current) => {
+    const list = [...(current ?? [])];
+    for (const prefix of input.prefixes) {
+      if (!list.some((entry) => entry.prefix === prefix)) list.push({ prefix, status: 'Valid' });
+    }
+    return list;
+  });
 }
 
 /** Drops prefixes the cloud has unassigned. */
@@ -65,13 +76,7 @@ export function forgetPrefixes(input: {
   family: IpFamily;
   prefixes: readonly string[];
 }): NetworkInterfaces {
-  const enis = cloneNetworkInterfaces(input.enis);
-  const eni = enis[input.eniId];
-  if (eni === undefined) return enis;
-  const key = prefixListKey(input.family);
-  const list = eni[key];
-  if (list !== undefined) eni[key] = list.filter((entry) => !input.prefixes.includes(entry.prefix));
-  return enis;
+  return withPrefixList(input, (current) => current?.filter((entry) => !input.prefixes.includes(entry.prefix)));
 }
 
 /** Marks every prefix of an ENI `Deleting` (its node is going away: no pod is left on them). */

@@ -1,4 +1,4 @@
-import type { VSwitchSelectPolicy } from './node-model.js';
+import type { NodeSpec, VSwitchSelectPolicy } from './node-model.js';
 
 /** What the controller knows of one vSwitch (from `DescribeVSwitches`, possibly cached or blocked). */
 export interface VSwitchInfo {
@@ -54,4 +54,19 @@ export function chooseVSwitch(input: {
     case undefined:
       return { ok: true, vSwitch: first };
   }
+}
+
+/** The vSwitch of a new ENI as the node's spec asks for it (its options, zone and policy). */
+export function chooseVSwitchForSpec(
+  spec: Pick<NodeSpec, 'eni' | 'nodeMetadata'>,
+  vSwitches: Readonly<Record<string, VSwitchInfo>>,
+  randomValue: number,
+): VSwitchChoice {
+  return chooseVSwitch({
+    vSwitchOptions: spec.eni?.vSwitchOptions ?? [],
+    vSwitches,
+    zoneId: spec.nodeMetadata?.zoneID ?? '',
+    policy: spec.eni?.vSwitchSelectPolicy,
+    randomValue,
+  });
 }

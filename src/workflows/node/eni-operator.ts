@@ -102,20 +102,12 @@ export class EniOperator {
         report.succeededCalls += 1;
         report.outcomes.push({ kind: 'ipsAssigned', eniId: allocation.eniId, family, ips: assigned.ips });
       } catch (error) {
-        const failure = stepFailure(error);
-        report.failed.push({
+        return withAssignFailure(report, {
           operation: `assign${family === 'ipv4' ? 'Ipv4' : 'Ipv6'}`,
           eniId: allocation.eniId,
-          failure,
+          vSwitchId: input.vSwitchId,
+          error,
         });
-        report.eniErrors.push({
-          eniId: allocation.eniId,
-          error:
-            failure.type === 'EcsVSwitchExhausted'
-              ? { kind: 'ipNotEnough', vSwitchId: input.vSwitchId ?? '' }
-              : { kind: 'operation', message: failure.message },
-        });
-        return report;
       }
     }
     return report;
@@ -150,20 +142,12 @@ export class EniOperator {
             prefixes: assigned.prefixes,
           });
         } catch (error) {
-          const failure = stepFailure(error);
-          report.failed.push({
+          return withAssignFailure(report, {
             operation: `assign${family === 'ipv4' ? 'Ipv4' : 'Ipv6'}Prefixes`,
             eniId: allocation.eniId,
-            failure,
+            vSwitchId: input.vSwitchId,
+            error,
           });
-          report.eniErrors.push({
-            eniId: allocation.eniId,
-            error:
-              failure.type === 'EcsVSwitchExhausted'
-                ? { kind: 'ipNotEnough', vSwitchId: input.vSwitchId ?? '' }
-                : { kind: 'operation', message: failure.message },
-          });
-          return report;
         }
       }
     }
@@ -298,4 +282,24 @@ export class EniOperator {
     await release.deleteEni({ eniId });
     return 'removed';
   }
+}
+
+/**
+ * A failed assign (addresses or prefixes) in the step's report: the failed call, and the ENI's condition (an exhausted
+ * vSwitch says which). The ENI's remaining calls are not made; what earlier calls assigned stays reported.
+ */
+function withAssignFailure(
+  report: StepReport,
+  input: { operation: string; eniId: string; vSwitchId: string | undefined; error: unknown },
+): StepReport {
+  const failure = stepFailure(input.error);
+  report.failed.push({ operation: input.operation, eniId: input.eniId, failure });
+  report.eniErrors.push({
+    eniId: input.eniId,
+    error:
+      failure.type === 'EcsVSwitchExhausted'
+        ? { kind: 'ipNotEnough', vSwitchId: input.vSwitchId ?? '' }
+        : { kind: 'operation', message: failure.message },
+  });
+  return report;
 }
