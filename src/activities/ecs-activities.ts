@@ -9,6 +9,7 @@ import {
   ENIFLOW_CLUSTER_TAG_KEY,
   ENIFLOW_CREATOR_TAG,
   ENIFLOW_INTENT_TAG,
+  ENIFLOW_NODE_TAG,
 } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import { activityLogger, attemptWillBeRetried } from './activity-log.js';
@@ -284,12 +285,14 @@ export function createEcsActivities(deps: EcsActivityDeps) {
 
     /**
      * The ENIs carrying eniflow's creator tag, wherever they are attached (the janitor's view): with `clusterId`
-     * only those tagged for that cluster, with `vpcId` only those in that VPC (the cloud filters both).
+     * only those tagged for that cluster, with `nodeName` only those created for that node, with `vpcId` only
+     * those in that VPC (the cloud filters all three).
      */
-    async listEniflowEnis(input: { clusterId?: string; vpcId?: string } = {}): Promise<CloudEni[]> {
+    async listEniflowEnis(input: { clusterId?: string; nodeName?: string; vpcId?: string } = {}): Promise<CloudEni[]> {
       const log = logFor({});
       const tags: Record<string, string> = { [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value };
       if (input.clusterId !== undefined) tags[ENIFLOW_CLUSTER_TAG_KEY] = input.clusterId;
+      if (input.nodeName !== undefined) tags[ENIFLOW_NODE_TAG] = input.nodeName;
       const enis = await run(log, () =>
         deps.ecs.describeEnis({ tags, ...(input.vpcId === undefined ? {} : { vpcId: input.vpcId }) }),
       );

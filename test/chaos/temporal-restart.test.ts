@@ -45,22 +45,26 @@ describe('Temporal server restart', () => {
     try {
       await cluster.worker.ready();
       const pods: string[] = [];
-      for (const [index, node] of cluster.nodes.entries()) {
-        for (let i = 0; i < PODS_PER_NODE; i++) {
-          const name = `p-${index}-${i}`;
-          await cluster.createPod(name, node.name);
-          pods.push(name);
+      // The pods are created while the first creates are watched for: the kill below lands while the burst is being
+      // served. (Waiting for "some pods bound, not all" could not be relied on: a pass binds a node's pods at once,
+      // and the three nodes' passes end within a poll interval of each other.)
+      const creating = (async () => {
+        for (const [index, node] of cluster.nodes.entries()) {
+          for (let i = 0; i < PODS_PER_NODE; i++) {
+            const name = `p-${index}-${i}`;
+            await cluster.createPod(name, node.name);
+            pods.push(name);
+          }
         }
-      }
-      // Mid-burst: some pods have their IP, not all.
+      })();
+      // Awaited below; marked handled so a failed creation during the poll fails the test there, not the process.
+      creating.catch(() => undefined);
+      const admin = cluster.emulator.emulator.admin;
       await pollUntil(
-        async () => {
-          const audit = await cluster.audit();
-          const waiting = audit.podsWithoutIp.length;
-          return waiting > 0 && waiting < pods.length ? true : undefined;
-        },
-        { description: 'the first pods bound', timeoutMs: 60_000, intervalMs: 200 },
+        async () => ((await admin.calls({ action: 'CreateNetworkInterface' })).length > 0 ? true : undefined),
+        { description: 'the first ENI create', timeoutMs: 60_000, intervalMs: 100 },
       );
+      await creating;
       const runsBefore = await Promise.all(
         cluster.nodes.map(
           async (node) => (await cluster.client.workflow.getHandle(nodeWorkflowId(node.name)).describe()).runId,

@@ -230,6 +230,20 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
           .catch(() => undefined),
       ),
     );
+  // A removed node's workflow releases the ENIs it made before it ends: the cluster is settled only once it has.
+  const removed: string[] = [];
+  const removedStillRunning = async (): Promise<string[]> => {
+    const running: string[] = [];
+    for (const name of removed) {
+      const status = await client.workflow
+        .getHandle(nodeWorkflowId(name))
+        .describe()
+        .then((description) => description.status.name)
+        .catch(() => 'UNKNOWN');
+      if (status === 'RUNNING' || status === 'UNKNOWN') running.push(name);
+    }
+    return running;
+  };
   const audit = (): Promise<AuditReport> =>
     auditCluster({ kube, admin: emulator.emulator.admin, nodeNames: nodes.map((node) => node.name) });
 
@@ -260,6 +274,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     },
     async deleteNode(nodeName, timeoutMs) {
       nodes = nodes.filter((node) => node.name !== nodeName);
+      removed.push(nodeName);
       for (const [name, node] of [...podNode].sort()) {
         if (node === nodeName) await deletePod(name);
       }
@@ -281,7 +296,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
     states,
     audit,
     async settle(timeoutMs) {
-      let last: { report?: AuditReport; states?: (NodeWorkflowState | undefined)[] } = {};
+      let last: { report?: AuditReport; states?: (NodeWorkflowState | undefined)[]; removing?: string[] } = {};
       try {
         return await pollUntil(
           async () => {
@@ -295,6 +310,9 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
                 (state.pendingCreates ?? 0) > 0,
             );
             if (busy) return undefined;
+            const removing = await removedStillRunning();
+            last = { states: current, removing };
+            if (removing.length > 0) return undefined;
             const report = await audit();
             last = { report, states: current };
             return auditProblems({ ...report, orphanEnis: [] }).length === 0 ? report : undefined;
@@ -309,8 +327,9 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
               `${state.pendingOperations.length}, pending creates ${state.pendingCreates ?? 0}, last errors ` +
               JSON.stringify(state.lastErrors.slice(-2)),
         );
+        const removing = (last.removing ?? []).map((name) => `${name}: removed, its workflow still running`);
         throw new Error(
-          `${error instanceof Error ? error.message : String(error)}\n${busy.join('\n')}\n` +
+          `${error instanceof Error ? error.message : String(error)}\n${[...busy, ...removing].join('\n')}\n` +
             (last.report === undefined ? '(no audit)' : formatAudit(last.report)),
           { cause: error },
         );

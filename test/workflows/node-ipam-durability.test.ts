@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { ENIFLOW_NODE_TAG } from '../../src/ipam/index.js';
 import { reconcileSignal } from '../../src/workflows/messages.js';
 import { NODE_NAME_SEARCH_ATTRIBUTE } from '../../src/shared/workflow-ids.js';
 import { DEMO, demoFixtureWithTinyVSwitch } from '../support/ecs-emulator.js';
@@ -240,6 +241,36 @@ describe('node IPAM workflow durability', () => {
           'the ENI was deleted in the cloud',
         );
         await assert.rejects(scenario.readCr(), 'the CR is gone once the finalizer is removed');
+      },
+    );
+  });
+
+  it('a Node CR deleted without a finalizer while its pass creates an ENI: the ENI is released; the workflow ends', async () => {
+    await withScenario(
+      env,
+      {
+        name: 'vanished',
+        spec: demoNodeSpec({ instance: 'large-h' }),
+        emulator: { settings: { latency: { CreateNetworkInterface: { minMs: 3_000, maxMs: 3_000 } } } },
+      },
+      async (scenario) => {
+        const { admin } = scenario.emulator.emulator;
+        await scenario.createPods(['a']);
+        await scenario.signal();
+        await pollUntil(
+          async () => ((await admin.calls({ action: 'CreateNetworkInterface' })).length > 0 ? true : undefined),
+          { description: 'the create under way', timeoutMs: 30_000, intervalMs: 100 },
+        );
+        // No finalizer holds it: the CR is gone at once, while the create is still being answered.
+        await deleteNodeCr(env.kube, scenario.nodeName);
+        await scenario.workflow.signal(reconcileSignal, { reason: 'node-cr-deleted' });
+        const result = await scenario.workflow.result();
+        assert.equal(result.ipamState, 'Gone');
+        const inventory = await admin.inventory();
+        const created = (await admin.calls({ action: 'CreateNetworkInterface' })).filter((call) => call.applied);
+        assert.ok(created.length >= 1, 'the create went through');
+        const left = inventory.networkInterfaces.filter((eni) => eni.tags[ENIFLOW_NODE_TAG] === scenario.nodeName);
+        assert.deepEqual(left, [], 'the ENI made for the vanished node was found by its tags and deleted');
       },
     );
   });

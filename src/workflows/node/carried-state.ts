@@ -23,10 +23,11 @@ export type { PendingCreate } from '../../ipam/index.js';
  * - 4: a create intent holds its whole request (`request`: security groups, resource group, tags, ENI type and
  *   traffic mode as sent) and the time of its last attempt; a version 3 intent waits in `legacyPendingCreates`
  *   until a pass fills in what it lacks from the spec (`completeLegacyIntents`).
- * - 5: optional `prefixMode` (the node's `enableIPPrefix` as first seen, fixed from then on) and the degradation
- *   switch as last told (`degradation`, `degradationTold`, `degradationHeldBack`). A version 4 state has none of
- *   them and needs no change: version 4 refused prefix mode, so the next ready pass records the mode from the spec
- *   it reads, and a node never told of a degradation runs without one until the watcher tells it.
+ * - 5: optional `prefixMode` (the node's `enableIPPrefix` as first seen, fixed from then on), the degradation
+ *   switch as last told (`degradation`, `degradationTold`, `degradationHeldBack`) and the node's `instanceId`. A
+ *   version 4 state has none of them and needs no change: version 4 refused prefix mode, so the next ready pass
+ *   records the mode from the spec it reads, a node never told of a degradation runs without one until the watcher
+ *   tells it, and the next ready pass records the instance.
  */
 export const CARRIED_STATE_VERSION = 5;
 
@@ -79,6 +80,11 @@ export interface CarriedState {
   degradationTold?: DegradationLevel;
   /** Set once a pass found work the degradation held back: lifting it then wakes a pass (and asks for GC). */
   degradationHeldBack?: boolean;
+  /**
+   * The node's ECS instance as the last ready pass read it: a CR that vanishes (deleted without eniflow's
+   * finalizer) no longer says it, and the ENIs made for the node are detached from it (see `releaseVanishedNode`).
+   */
+  instanceId?: string;
 }
 
 /** The carried state of a node's first run. */

@@ -115,3 +115,47 @@ export async function releaseDeletedNode(input: {
   }
   return 'released';
 }
+
+/**
+ * A Node CR gone without passing through {@link releaseDeletedNode}: deleted while it had no finalizer (eniflow does
+ * not add one: Terway's node controller does), or the finalizer removed by hand. No pass will list its ENIs again,
+ * so the ENIs eniflow made for this node of this cluster, found by their tags wherever they are, are detached from
+ * the node's instance and deleted, once every open create intent has ended. ENIs not provably made for this node
+ * (adopted ones, another cluster's) are left alone, as the deletion path's ownership check leaves them.
+ */
+export async function releaseVanishedNode(input: {
+  nodeName: string;
+  clusterId: string;
+  /** The instance as the last ready pass read it ('' when unknown: then no attached ENI is detached). */
+  instanceId: string;
+  state: CarriedState;
+  horizonMs: number;
+  tracker: OperationTracker;
+  record: PassRecord;
+}): Promise<'released' | 'failed'> {
+  const intents = await resolveIntents({
+    intents: input.state.pendingCreates ?? [],
+    enis: {},
+    nowMs: Date.now(),
+    horizonMs: input.horizonMs,
+  });
+  setOpenIntents(input.state, intents.left);
+  for (const failed of intents.failed) input.record.record(failed, { ledger: true });
+  let enis = intents.enis;
+  try {
+    const made = await ecsRead.listEniflowEnis({ clusterId: input.clusterId, nodeName: input.nodeName });
+    for (const eni of made) enis = recordEniForDeletion({ enis, eniId: eni.eniId });
+  } catch (error) {
+    input.record.record({ operation: 'listNodeEnis', failure: stepFailure(error) }, { ledger: true });
+    return 'failed';
+  }
+  const operator = new EniOperator({
+    nodeName: input.nodeName,
+    instanceId: input.instanceId,
+    clusterId: input.clusterId,
+    tracker: input.tracker,
+  });
+  const gc = await operator.collectGarbage(enis);
+  input.record.foldReports(gc.reports);
+  return gc.result.failed.length > 0 || intents.failed.length > 0 ? 'failed' : 'released';
+}

@@ -12,7 +12,7 @@ import type { DegradationChange } from './node-degradation.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, writeStatusKeepingEnis } from './node-io.js';
 import type { StatusWrite } from './node-io.js';
-import { releaseDeletedNode } from './node-deletion.js';
+import { releaseDeletedNode, releaseVanishedNode } from './node-deletion.js';
 import { buildNodeView, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
 import { OperationTracker } from './operation-tracker.js';
@@ -49,8 +49,10 @@ export class NodeReconciler {
   readonly gc = new GcRequests();
   /** The cluster's degradation switch as this node was last told (carried). */
   readonly degradation: NodeDegradation;
-  /** True once the node's CR is gone: the workflow then ends. */
+  /** True once the node's CR is gone and what eniflow made for the node released: the workflow then ends. */
   finished = false;
+  /** Set when a status write found the CR gone (404): the pass ends by releasing the node's ENIs. */
+  private crVanished = false;
   /** Set by signals and updates; cleared when a pass starts. */
   dirty = true;
   passesThisRun = 0;
@@ -200,10 +202,7 @@ export class NodeReconciler {
     this.notices.readObjects(snapshot);
     delete this.summary.skipReason;
     const cr = snapshot.cr;
-    if (cr === undefined) {
-      this.finished = true;
-      return this.stop('Gone', 'the Node CR does not exist');
-    }
+    if (cr === undefined) return this.cleanUpVanishedNode();
     // The first pass after a lift says so (a held-back pass says it at its end, naming what it held back).
     if (this.degradation.level === 'off') await this.notices.degradationChanged(this.degradation.owedNotice([]));
     const validation = cr.validation;
@@ -260,6 +259,7 @@ export class NodeReconciler {
     const now = Date.now();
     const instanceId = spec.nodeMetadata?.instanceID ?? '';
     this.summary.instanceId = instanceId;
+    if (instanceId !== '') this.state.instanceId = instanceId;
     const result = await readyPass({
       nodeName: this.nodeName,
       node,
@@ -289,6 +289,8 @@ export class NodeReconciler {
       },
     });
     this.summary = { ...this.summary, ...result.summary };
+    // The CR went while the pass acted: what the pass made would be listed nowhere, so it is released now.
+    if (this.crVanished) return this.cleanUpVanishedNode();
     return { failed: result.failed, scope: 'completed' };
   }
 
@@ -309,7 +311,7 @@ export class NodeReconciler {
       state: this.state,
       record: this.passRecord,
     });
-    if (result === 'gone') this.finished = true;
+    if (result === 'gone') this.crVanished = true;
     return result !== 'failed';
   }
 
@@ -333,13 +335,43 @@ export class NodeReconciler {
       tracker: this.tracker,
       record: this.passRecord,
       writeStatus: (input) => this.writeStatus(input),
-      isGone: () => this.finished,
+      isGone: () => this.crVanished,
     });
+    if (result === 'gone') return this.cleanUpVanishedNode();
     if (result === 'released') {
       this.finished = true;
       this.summary.ipamState = 'Gone';
     }
     return { failed: result === 'failed', scope: 'completed' };
+  }
+
+  /**
+   * The CR is gone without the deletion path (no finalizer held it): the ENIs eniflow made for the node are
+   * released (see `releaseVanishedNode`), then the workflow ends; while the degradation holds releases back, it
+   * waits.
+   */
+  private async cleanUpVanishedNode(): Promise<PassEnd> {
+    this.crVanished = false;
+    this.summary.ipamState = 'Deleting';
+    if (!this.degradation.gates().release) {
+      await this.notices.degradationChanged(this.degradation.owedNotice(['release']));
+      return this.stop(
+        'Deleting',
+        `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`,
+      );
+    }
+    const result = await releaseVanishedNode({
+      nodeName: this.nodeName,
+      clusterId: this.settings.clusterId,
+      instanceId: this.state.instanceId ?? this.summary.instanceId ?? '',
+      state: this.state,
+      horizonMs: this.settings.createAttemptHorizonMs,
+      tracker: this.tracker,
+      record: this.passRecord,
+    });
+    if (result === 'failed') return { failed: true, scope: 'completed' };
+    this.finished = true;
+    return this.stop('Gone', 'the Node CR does not exist');
   }
 
   /** ENIs to start from: the CR's, unless the workflow knows better because its last status write did not land. */
