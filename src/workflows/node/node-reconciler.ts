@@ -318,13 +318,8 @@ export class NodeReconciler {
   /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
-    if (!this.degradation.gates().release) {
-      await this.notices.degradationChanged(this.degradation.owedNotice(['release']));
-      return this.stop(
-        'Deleting',
-        `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`,
-      );
-    }
+    const held = await this.releasesHeldBack();
+    if (held !== undefined) return held;
     const result = await releaseDeletedNode({
       node,
       nodeName: this.nodeName,
@@ -353,13 +348,8 @@ export class NodeReconciler {
   private async cleanUpVanishedNode(): Promise<PassEnd> {
     this.crVanished = false;
     this.summary.ipamState = 'Deleting';
-    if (!this.degradation.gates().release) {
-      await this.notices.degradationChanged(this.degradation.owedNotice(['release']));
-      return this.stop(
-        'Deleting',
-        `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`,
-      );
-    }
+    const held = await this.releasesHeldBack();
+    if (held !== undefined) return held;
     const result = await releaseVanishedNode({
       nodeName: this.nodeName,
       clusterId: this.settings.clusterId,
@@ -372,6 +362,13 @@ export class NodeReconciler {
     if (result === 'failed') return { failed: true, scope: 'completed' };
     this.finished = true;
     return this.stop('Gone', 'the Node CR does not exist');
+  }
+
+  /** A node going away while the degradation holds releases back waits for the lift (its Event says so). */
+  private async releasesHeldBack(): Promise<PassEnd | undefined> {
+    if (this.degradation.gates().release) return undefined;
+    await this.notices.degradationChanged(this.degradation.owedNotice(['release']));
+    return this.stop('Deleting', `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`);
   }
 
   /** ENIs to start from: the CR's, unless the workflow knows better because its last status write did not land. */
