@@ -84,29 +84,11 @@ export async function releaseDeletedNode(input: {
     enis = recordEniForDeletion({ enis: markPrefixesDeleting({ enis, eniId }), eniId });
   }
   adoptLegacyIntents({ state: input.state, spec: node.spec, nodeName: input.nodeName });
-  const intents = await resolveIntents({
-    intents: input.state.pendingCreates ?? [],
-    enis,
-    nowMs: Date.now(),
-    horizonMs: input.horizonMs,
-  });
-  enis = intents.enis;
-  setOpenIntents(input.state, intents.left);
-  for (const failed of intents.failed) input.record.record(failed, { ledger: true });
-  const operator = new EniOperator({
-    nodeName: input.nodeName,
-    instanceId: node.spec.nodeMetadata?.instanceID ?? '',
-    clusterId: input.clusterId,
-    tracker: input.tracker,
-  });
-  const gc = await operator.collectGarbage(enis);
-  enis = foldEniOutcomes(
-    enis,
-    gc.reports.flatMap((report) => report.outcomes),
-  );
-  input.record.foldReports(gc.reports);
+  const intents = await resolveOpenIntents({ ...input, enis });
+  const gc = await removeEnis({ ...input, instanceId: node.spec.nodeMetadata?.instanceID ?? '', enis: intents.enis });
+  enis = gc.enis;
   const written = await input.writeStatus({ status: { networkInterfaces: enis }, current: node.status ?? {}, enis });
-  if (gc.result.failed.length > 0 || intents.failed.length > 0 || !written) return 'failed';
+  if (gc.failed || intents.failed || !written) return 'failed';
   if (input.isGone()) return 'gone';
   const finalizerFailure = await removeNodeFinalizer(input.nodeName);
   if (finalizerFailure !== undefined) {
@@ -133,15 +115,8 @@ export async function releaseVanishedNode(input: {
   tracker: OperationTracker;
   record: PassRecord;
 }): Promise<'released' | 'failed'> {
-  const intents = await resolveIntents({
-    intents: input.state.pendingCreates ?? [],
-    enis: {},
-    nowMs: Date.now(),
-    horizonMs: input.horizonMs,
-  });
-  setOpenIntents(input.state, intents.left);
-  for (const failed of intents.failed) input.record.record(failed, { ledger: true });
-  let enis = intents.enis;
+  const intents = await resolveOpenIntents({ ...input, enis: {} });
+  let { enis } = intents;
   try {
     const made = await ecsRead.listEniflowEnis({ clusterId: input.clusterId, nodeName: input.nodeName });
     for (const eni of made) enis = recordEniForDeletion({ enis, eniId: eni.eniId });
@@ -149,13 +124,48 @@ export async function releaseVanishedNode(input: {
     input.record.record({ operation: 'listNodeEnis', failure: stepFailure(error) }, { ledger: true });
     return 'failed';
   }
+  const gc = await removeEnis({ ...input, enis });
+  return gc.failed || intents.failed ? 'failed' : 'released';
+}
+
+/** The node's open create intents resolved (see `resolveIntents`): the carried state and the ledger told. */
+async function resolveOpenIntents(input: {
+  state: CarriedState;
+  enis: NetworkInterfaces;
+  horizonMs: number;
+  record: PassRecord;
+}): Promise<{ enis: NetworkInterfaces; failed: boolean }> {
+  const intents = await resolveIntents({
+    intents: input.state.pendingCreates ?? [],
+    enis: input.enis,
+    nowMs: Date.now(),
+    horizonMs: input.horizonMs,
+  });
+  setOpenIntents(input.state, intents.left);
+  for (const failed of intents.failed) input.record.record(failed, { ledger: true });
+  return { enis: intents.enis, failed: intents.failed.length > 0 };
+}
+
+/** The GC of a node going away (every ENI recorded `Deleting`), folded in plan order and told to the ledger. */
+async function removeEnis(input: {
+  nodeName: string;
+  clusterId: string;
+  instanceId: string;
+  tracker: OperationTracker;
+  record: PassRecord;
+  enis: NetworkInterfaces;
+}): Promise<{ enis: NetworkInterfaces; failed: boolean }> {
   const operator = new EniOperator({
     nodeName: input.nodeName,
     instanceId: input.instanceId,
     clusterId: input.clusterId,
     tracker: input.tracker,
   });
-  const gc = await operator.collectGarbage(enis);
+  const gc = await operator.collectGarbage(input.enis);
   input.record.foldReports(gc.reports);
-  return gc.result.failed.length > 0 || intents.failed.length > 0 ? 'failed' : 'released';
+  const enis = foldEniOutcomes(
+    input.enis,
+    gc.reports.flatMap((report) => report.outcomes),
+  );
+  return { enis, failed: gc.result.failed.length > 0 };
 }

@@ -353,7 +353,7 @@ export class NodeReconciler {
     const result = await releaseVanishedNode({
       nodeName: this.nodeName,
       clusterId: this.settings.clusterId,
-      instanceId: this.state.instanceId ?? this.summary.instanceId ?? '',
+      instanceId: this.state.instanceId ?? '',
       state: this.state,
       horizonMs: this.settings.createAttemptHorizonMs,
       tracker: this.tracker,
