@@ -245,13 +245,14 @@ describe('node IPAM workflow durability', () => {
     );
   });
 
-  it('a Node CR deleted without a finalizer while its pass creates an ENI: the ENI is released; the workflow ends', async () => {
+  it('a Node CR deleted without a finalizer while its pass attaches a new ENI: the ENI is released; the workflow ends', async () => {
     await withScenario(
       env,
       {
         name: 'vanished',
         spec: demoNodeSpec({ instance: 'large-h' }),
-        emulator: { settings: { latency: { CreateNetworkInterface: { minMs: 3_000, maxMs: 3_000 } } } },
+        // The attach takes 3 s: the CR goes while the pass waits for it, and the pass's status write finds it gone.
+        emulator: { settings: { transitionDelays: { attachMs: 3_000 } } },
       },
       async (scenario) => {
         const { admin } = scenario.emulator.emulator;
@@ -259,18 +260,28 @@ describe('node IPAM workflow durability', () => {
         await scenario.signal();
         await pollUntil(
           async () => ((await admin.calls({ action: 'CreateNetworkInterface' })).length > 0 ? true : undefined),
-          { description: 'the create under way', timeoutMs: 30_000, intervalMs: 100 },
+          { description: 'the create answered', timeoutMs: 30_000, intervalMs: 100 },
         );
-        // No finalizer holds it: the CR is gone at once, while the create is still being answered.
+        // No finalizer holds it: the CR is gone at once, while the new ENI is still attaching.
         await deleteNodeCr(env.kube, scenario.nodeName);
         await scenario.workflow.signal(reconcileSignal, { reason: 'node-cr-deleted' });
         const result = await scenario.workflow.result();
         assert.equal(result.ipamState, 'Gone');
-        const inventory = await admin.inventory();
         const created = (await admin.calls({ action: 'CreateNetworkInterface' })).filter((call) => call.applied);
         assert.ok(created.length >= 1, 'the create went through');
-        const left = inventory.networkInterfaces.filter((eni) => eni.tags[ENIFLOW_NODE_TAG] === scenario.nodeName);
-        assert.deepEqual(left, [], 'the ENI made for the vanished node was found by its tags and deleted');
+        const madeForNode = async () =>
+          (await admin.inventory()).networkInterfaces.filter((eni) => eni.tags[ENIFLOW_NODE_TAG] === scenario.nodeName);
+        // Every ENI made for the node is being deleted when the workflow ends (the cloud finishes a delete later).
+        const atEnd = await madeForNode();
+        assert.deepEqual(
+          atEnd.map((eni) => eni.status),
+          atEnd.map(() => 'Deleting'),
+        );
+        await pollUntil(async () => ((await madeForNode()).length === 0 ? true : undefined), {
+          description: 'the ENI made for the vanished node, found by its tags, deleted',
+          timeoutMs: 10_000,
+          intervalMs: 100,
+        });
       },
     );
   });
