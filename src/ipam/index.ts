@@ -40,3 +40,4 @@ export * from './go-duration.js';
 export * from './warm-up.js';
 export * from './idle-reclaim.js';
 export * from './pool-status.js';
+export * from './pass-pacing.js';

@@ -1,4 +1,5 @@
-import { mergeSeenVersions } from '../ipam/index.js';
+import { batchGapMs, mergeSeenVersions, nextBusyStreak } from '../ipam/index.js';
+import type { BatchPacing } from '../ipam/index.js';
 import type { ReconcileReason } from '../workflows/messages.js';
 
 /** What kind of pod change a watch event was, for the `podChanges` summary of a signal. */
@@ -26,6 +27,18 @@ export interface CoalescerOptions {
   windowMs: number;
   /** …or once its oldest pending change is this old, so steady churn still signals. */
   maxDelayMs: number;
+  /**
+   * Batching under load, as the node workflow paces its passes: a node whose changes keep coming within
+   * `pacing.maxMs` of its last signal gets its next one no sooner than the busy streak's gap after it (doubling from
+   * `pacing.baseMs`). Signals faster than the node's passes would only add history. Absent: no pacing.
+   */
+  pacing?: BatchPacing;
+}
+
+/** The last signal sent to a node, while it may still pace the next. */
+interface RecentSignal {
+  atMs: number;
+  streak: number;
 }
 
 interface PendingNode {
@@ -48,6 +61,7 @@ export class Coalescer {
   private readonly options: CoalescerOptions;
   private readonly pending = new Map<string, PendingNode>();
   private readonly inFlight = new Set<string>();
+  private readonly recent = new Map<string, RecentSignal>();
 
   constructor(options: CoalescerOptions) {
     if (options.windowMs < 0 || options.maxDelayMs < options.windowMs) {
@@ -82,10 +96,14 @@ export class Coalescer {
   /** Signals due at `nowMs`; their nodes are in flight until {@link settle} is called for them. */
   takeDue(nowMs: number): NodeSignal[] {
     const due: NodeSignal[] = [];
+    this.forgetQuietNodes(nowMs);
     for (const [nodeName, node] of this.pending) {
-      if (this.inFlight.has(nodeName) || this.dueAtMs(node) > nowMs) continue;
+      if (this.inFlight.has(nodeName) || this.dueAtMs(nodeName, node) > nowMs) continue;
       this.pending.delete(nodeName);
       this.inFlight.add(nodeName);
+      if (this.options.pacing !== undefined) {
+        this.recent.set(nodeName, { atMs: nowMs, streak: this.busyStreakOf(nodeName, node) });
+      }
       const reason: ReconcileReason = { reason: node.reasons.join(',') };
       if (node.hasPodChanges) reason.podChanges = { ...node.podChanges };
       if (node.seen !== undefined) reason.seen = node.seen;
@@ -136,7 +154,7 @@ export class Coalescer {
     let next: number | undefined;
     for (const [nodeName, node] of this.pending) {
       if (this.inFlight.has(nodeName)) continue;
-      const at = this.dueAtMs(node);
+      const at = this.dueAtMs(nodeName, node);
       if (next === undefined || at < next) next = at;
     }
     return next;
@@ -147,8 +165,33 @@ export class Coalescer {
     return this.pending.size;
   }
 
-  private dueAtMs(node: PendingNode): number {
+  private dueAtMs(nodeName: string, node: PendingNode): number {
     const coalescedMs = Math.min(node.lastMs + this.options.windowMs, node.firstMs + this.options.maxDelayMs);
-    return Math.max(coalescedMs, node.notBeforeMs);
+    const { pacing } = this.options;
+    const last = this.recent.get(nodeName);
+    const pacedMs =
+      pacing === undefined || last === undefined
+        ? 0
+        : last.atMs + batchGapMs(pacing, this.busyStreakOf(nodeName, node));
+    return Math.max(coalescedMs, node.notBeforeMs, pacedMs);
+  }
+
+  /** The node's busy streak if it were signalled for `node`'s changes: see `nextBusyStreak`. */
+  private busyStreakOf(nodeName: string, node: PendingNode): number {
+    const { pacing } = this.options;
+    const last = this.recent.get(nodeName);
+    if (pacing === undefined || last === undefined) return 0;
+    return nextBusyStreak({ pacing, streak: last.streak, lastEndMs: last.atMs, changeMs: node.firstMs });
+  }
+
+  /** Nodes signalled longer ago than a busy gap can reach pace nothing any more: their entries go. */
+  private forgetQuietNodes(nowMs: number): void {
+    const { pacing } = this.options;
+    if (pacing === undefined) return;
+    for (const [nodeName, last] of this.recent) {
+      if (nowMs - last.atMs >= Math.max(pacing.maxMs, pacing.baseMs) && !this.pending.has(nodeName)) {
+        this.recent.delete(nodeName);
+      }
+    }
   }
 }

@@ -129,6 +129,7 @@ export async function runWatcher(
     logger,
     windowMs: config.coalesceWindowMs,
     maxDelayMs: config.coalesceMaxDelayMs,
+    pacing: { baseMs: config.nodeSettings.minReconcileIntervalMs, maxMs: config.nodeSettings.maxBatchWindowMs },
     sweepNodesPerSecond: config.startSweepNodesPerSecond,
   });
   const core = kubeConfig.makeApiClient(CoreV1Api);

@@ -4,12 +4,15 @@ import { Coalescer } from './coalescer.js';
 import type { NodeChange, NodeSignal } from './coalescer.js';
 import { StartSweep } from './start-sweep.js';
 import type { WorkflowGateway } from './workflow-gateway.js';
+import type { BatchPacing } from '../ipam/index.js';
 
 export interface SignalDispatcherOptions {
   gateway: WorkflowGateway;
   logger: Logger;
   windowMs: number;
   maxDelayMs: number;
+  /** Batching under load (see `CoalescerOptions.pacing`): the node workflows' own pacing, so signals keep step. */
+  pacing?: BatchPacing;
   /** First retry delay of a failed signal; doubles per consecutive failure of the node, up to `retryMaxMs`. */
   retryInitialMs?: number;
   retryMaxMs?: number;
@@ -48,7 +51,11 @@ export class SignalDispatcher {
 
   constructor(options: SignalDispatcherOptions) {
     this.options = options;
-    this.coalescer = new Coalescer({ windowMs: options.windowMs, maxDelayMs: options.maxDelayMs });
+    this.coalescer = new Coalescer({
+      windowMs: options.windowMs,
+      maxDelayMs: options.maxDelayMs,
+      ...(options.pacing === undefined ? {} : { pacing: options.pacing }),
+    });
     this.startSweep = new StartSweep({ nodesPerSecond: options.sweepNodesPerSecond ?? 20 });
     this.now = options.now ?? Date.now;
   }

@@ -128,4 +128,10 @@ export const ACTIVITY_POLICIES = {
 export const LOCAL_ACTIVITY_POLICIES = {
   kubeRead: { ...ACTIVITY_POLICIES.kubeRead, localRetryThreshold: '10 seconds' },
   ecsRead: { ...ACTIVITY_POLICIES.ecsRead, localRetryThreshold: '10 seconds' },
+  /**
+   * The node's status write, conditions and Events: one apiserver request each, made by the worker that runs the
+   * pass, so a pass served from the warm pool (read, write) is one workflow task with two markers.
+   */
+  statusWrite: { ...ACTIVITY_POLICIES.statusWrite, localRetryThreshold: '10 seconds' },
+  kubeNotice: { ...ACTIVITY_POLICIES.kubeNotice, localRetryThreshold: '10 seconds' },
 } satisfies Record<string, LocalActivityOptions>;

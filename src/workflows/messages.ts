@@ -172,6 +172,12 @@ export interface NodeIpamSettings {
   /** At most one pass per this interval; signals in between are coalesced (Terway: 1 s). */
   minReconcileIntervalMs: number;
   /**
+   * Batching under load: while a node's changes keep coming within this long of its last pass, each next pass
+   * waits twice as long after the previous one started (from `minReconcileIntervalMs`) up to this, and takes a
+   * batch; a change after a quiet spell is served at once (`passDelayMs`).
+   */
+  maxBatchWindowMs: number;
+  /**
    * Idle IPs above `maxPoolSize` are released at most this often, unless GC is asked for (Terway: 2 min). It is also
    * the retry period while GC has work left or pods wait for an IP; a node with neither sets no such timer.
    */
@@ -228,6 +234,7 @@ export type NodeIpamTunables = Omit<NodeIpamSettings, 'clusterId'>;
 
 export const DEFAULT_NODE_SETTINGS: NodeIpamTunables = {
   minReconcileIntervalMs: 1_000,
+  maxBatchWindowMs: 4_000,
   gcPeriodMs: 2 * 60_000,
   openApiSyncPeriodMs: 12 * 3_600_000,
   idleWakeMs: 6 * 3_600_000,

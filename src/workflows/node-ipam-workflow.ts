@@ -10,7 +10,8 @@ import {
 } from '@temporalio/workflow';
 
 import { requireClusterId } from './cluster-id.js';
-import type { DegradationSetting } from '../ipam/index.js';
+import { nextBusyStreak, passDelayMs } from '../ipam/index.js';
+import type { BatchPacing, DegradationSetting } from '../ipam/index.js';
 import {
   DEFAULT_NODE_SETTINGS,
   degradationSignal,
@@ -25,6 +26,7 @@ import { metricsSink } from './metrics-sinks.js';
 import type { CarriedState } from './node/carried-state.js';
 import { NodeReconciler } from './node/node-reconciler.js';
 import { NodeStory } from './node/node-story.js';
+import { WakeTimer } from './node/wake-timer.js';
 import { gcDeferral } from './node/node-view.js';
 
 /** Input of {@link nodeIpamWorkflow}; `carried` is accepted only from the workflow's own continue-as-new. */
@@ -81,21 +83,41 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
   // IpamState is known before the first cloud call (Starting), not only after a first pass that may take a minute.
   story.atStart();
   const runDeadlineMs = workflowInfo().runStartTime.getTime() + reconciler.settings.maxRunAgeMs;
+  // Pacing under load: not carried, so a new run starts unpaced (its first pass at once).
+  const pacing: BatchPacing = {
+    baseMs: reconciler.settings.minReconcileIntervalMs,
+    maxMs: reconciler.settings.maxBatchWindowMs,
+  };
+  let busyStreak = 0;
+  let lastPass: { startMs: number; endMs: number } | undefined;
 
+  const wake = new WakeTimer();
   for (;;) {
-    const wakeInMs = Math.max(1, reconciler.nextPass().atMs - Date.now());
     const failed = reconciler.failedPasses();
     // Only the backoff timer says why it waits: a summary is stored with the timer, on every idle wait otherwise.
-    await (failed > 0
-      ? condition(() => reconciler.dirty, wakeInMs, { summary: `backoff after ${failed} failed pass(es)` })
-      : condition(() => reconciler.dirty, wakeInMs));
-    const sinceLastMs = Date.now() - reconciler.lastPassEndMs();
-    if (sinceLastMs < reconciler.settings.minReconcileIntervalMs) {
-      await sleep(reconciler.settings.minReconcileIntervalMs - sinceLastMs);
+    if (!reconciler.dirty) {
+      wake.armBy(reconciler.nextPass().atMs, failed > 0 ? `backoff after ${failed} failed pass(es)` : undefined);
+      await condition(() => reconciler.dirty || wake.fired);
     }
+    // A kept timer may fire before the pass it now waits for is due: then it is armed again, and no pass runs.
+    if (!reconciler.dirty && Date.now() < reconciler.nextPass().atMs) continue;
+    // A change soon after the last pass means a backlog: the pass waits for a batch (a timer's wake does not).
+    busyStreak = reconciler.dirty
+      ? nextBusyStreak({ pacing, streak: busyStreak, lastEndMs: lastPass?.endMs, changeMs: Date.now() })
+      : 0;
+    const delayMs = passDelayMs({
+      nowMs: Date.now(),
+      minIntervalMs: reconciler.settings.minReconcileIntervalMs,
+      pacing,
+      streak: busyStreak,
+      lastPass,
+    });
+    if (delayMs > 0) await sleep(delayMs);
     reconciler.dirty = false;
     story.passStarting();
+    const passStartMs = Date.now();
     await reconciler.pass();
+    lastPass = { startMs: passStartMs, endMs: reconciler.lastPassEndMs() };
 
     // A sink: the worker's pass-time gauges, at no history cost.
     metricsSink.nodePass({

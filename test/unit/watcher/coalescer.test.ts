@@ -32,6 +32,42 @@ describe('Coalescer', () => {
     assert.equal(coalescer.nextDueMs(), undefined);
   });
 
+  it('paces a node whose changes keep coming: each next signal waits twice as long, up to the cap', () => {
+    const coalescer = new Coalescer({ windowMs: 200, maxDelayMs: 2_000, pacing: { baseMs: 1_000, maxMs: 4_000 } });
+    const sent: number[] = [];
+    // One pod every 400 ms for 20 s on node a; the watcher looks every 50 ms.
+    for (let nowMs = 0; nowMs <= 20_000; nowMs += 50) {
+      if (nowMs % 400 === 0) coalescer.add({ nodeName: 'a', reason: 'pod-added', pod: 'added' }, nowMs);
+      for (const signal of coalescer.takeDue(nowMs)) {
+        sent.push(nowMs);
+        coalescer.settle({ signal, delivered: true, nowMs });
+      }
+    }
+    // Unpaced, the 200 ms window would signal every pod (51 signals); paced: 200 ms, then gaps of 2 s and 4 s.
+    assert.deepEqual(sent.slice(0, 4), [200, 2_200, 6_200, 10_200]);
+    assert.ok(sent.length <= 7, `${sent.length} signals`);
+  });
+
+  it('signals a change after a quiet spell at the window, and another node is never held back', () => {
+    const coalescer = new Coalescer({ windowMs: 200, maxDelayMs: 2_000, pacing: { baseMs: 1_000, maxMs: 4_000 } });
+    coalescer.add({ nodeName: 'a', reason: 'pod-added', pod: 'added' }, 0);
+    assert.equal(coalescer.takeDue(200).length, 1);
+    coalescer.settle({ signal: { nodeName: 'a', reason: { reason: 'pod-added' } }, delivered: true, nowMs: 200 });
+    // Busy: a change 300 ms after the signal waits for the 2 s gap.
+    coalescer.add({ nodeName: 'a', reason: 'pod-added', pod: 'added' }, 500);
+    coalescer.add({ nodeName: 'b', reason: 'pod-added', pod: 'added' }, 500);
+    assert.deepEqual(
+      coalescer.takeDue(700).map((signal) => signal.nodeName),
+      ['b'],
+    );
+    assert.equal(coalescer.nextDueMs(), 2_200);
+    assert.equal(coalescer.takeDue(2_200).length, 1);
+    coalescer.settle({ signal: { nodeName: 'a', reason: { reason: 'pod-added' } }, delivered: true, nowMs: 2_200 });
+    // Quiet for the cap: the next change goes at the window again.
+    coalescer.add({ nodeName: 'a', reason: 'pod-added', pod: 'added' }, 6_300);
+    assert.equal(coalescer.nextDueMs(), 6_500);
+  });
+
   it('carries the newest resourceVersion seen per informer, also through a failed signal', () => {
     const coalescer = new Coalescer({ windowMs: 0, maxDelayMs: 0 });
     coalescer.add({ nodeName: 'a', reason: 'pod-added', pod: 'added', seen: { pods: '120' } }, 0);
