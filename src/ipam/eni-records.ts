@@ -1,6 +1,6 @@
 import { configure } from 'safe-stable-stringify';
 
-import { compareIps } from './ip-address.js';
+import { sortIps } from './ip-address.js';
 import { sortedKeys } from './node-model.js';
 import type { IpEntry, IpFamily, NetworkInterface, NetworkInterfaces } from './node-model.js';
 
@@ -44,8 +44,7 @@ export function cloneNetworkInterface(eni: Readonly<NetworkInterface>): NetworkI
 export function ipEntries(eni: Readonly<NetworkInterface>, family: IpFamily): IpEntry[] {
   const map = eni[family];
   if (map === undefined) return [];
-  return Object.keys(map)
-    .sort(compareIps)
+  return sortIps(Object.keys(map))
     .map((ip) => map[ip])
     .filter((entry): entry is IpEntry => entry !== undefined);
 }

@@ -9,9 +9,19 @@ export interface ParsedIp {
 }
 
 /** Strict dotted decimal: ipaddr.js's `IPv4.parse` also takes octal, hex and short forms (`010.1`, `0xa.0.0.1`). */
+const DOTTED_DECIMAL = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$/;
+
 function parseIpv4Value(text: string): bigint | undefined {
-  if (!ipaddr.IPv4.isValidFourPartDecimal(text)) return undefined;
-  return ipaddr.IPv4.parse(text).octets.reduce((value, octet) => (value << 8n) | BigInt(octet), 0n);
+  // Parsed by hand: the pass sorts every ENI's addresses, and ipaddr.js's general parser was most of its CPU.
+  const octets = DOTTED_DECIMAL.exec(text);
+  if (octets === null) return undefined;
+  let value = 0;
+  for (let i = 1; i <= 4; i++) {
+    const octet = Number(octets[i]);
+    if (octet > 255) return undefined;
+    value = value * 256 + octet;
+  }
+  return BigInt(value);
 }
 
 function parseIpv6Value(text: string): bigint | undefined {
@@ -58,8 +68,21 @@ export function isIpInCidr(ip: string, cidr: string): boolean {
  * free IP" means the same address on every run and every replay.
  */
 export function compareIps(a: string, b: string): number {
-  const pa = parseIp(a);
-  const pb = parseIp(b);
+  return compareParsedIps({ text: a, ip: parseIp(a) }, { text: b, ip: parseIp(b) });
+}
+
+/** The addresses in {@link compareIps} order, each parsed once (not once per comparison). */
+export function sortIps(texts: readonly string[]): string[] {
+  return texts
+    .map((text) => ({ text, ip: parseIp(text) }))
+    .sort(compareParsedIps)
+    .map((parsed) => parsed.text);
+}
+
+function compareParsedIps(
+  { text: a, ip: pa }: { text: string; ip: ParsedIp | undefined },
+  { text: b, ip: pb }: { text: string; ip: ParsedIp | undefined },
+): number {
   if (pa === undefined || pb === undefined) {
     if (pa !== undefined) return -1;
     if (pb !== undefined) return 1;

@@ -42,6 +42,7 @@ import type { WatcherConfig } from './watcher-config.js';
 import type { WatcherMetrics } from './watcher-metrics.js';
 import { TemporalWorkflowGateway } from './workflow-gateway.js';
 import type { WorkflowGateway } from './workflow-gateway.js';
+import { withPooledConnections } from '../kube/pooled-connections.js';
 
 export { loadWatcherConfig, WATCHER_ENV } from './watcher-config.js';
 export type { WatcherConfig } from './watcher-config.js';
@@ -323,7 +324,7 @@ export async function runWatcher(
 }
 
 function loadKubeConfig(config: WatcherConfig): KubeConfig {
-  const kubeConfig = new KubeConfig();
+  const kubeConfig = withPooledConnections(new KubeConfig());
   if (config.kubeconfigPath === undefined) kubeConfig.loadFromDefault();
   else kubeConfig.loadFromFile(config.kubeconfigPath);
   return kubeConfig;

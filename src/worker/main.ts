@@ -19,6 +19,7 @@ import { startWorkerHealthServer } from './health-server.js';
 import type { WorkerReadiness } from './health-server.js';
 import { ecsCallMetrics, workerMetrics } from './metrics.js';
 import type { WorkerGroup } from './worker-group.js';
+import { withPooledConnections } from '../kube/pooled-connections.js';
 
 /**
  * Routes the Temporal SDK's own logs, workflow `log` calls and the native core's logs into the same pino JSON
@@ -116,7 +117,7 @@ export async function startWorker(input: {
   warnDeprecatedVariables(config.temporal, (fields, message) => {
     logger.warn(fields, message);
   });
-  const kubeConfig = new KubeConfig();
+  const kubeConfig = withPooledConnections(new KubeConfig());
   if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
   else kubeConfig.loadFromDefault();
   const ecs = new AlibabaEcsApi({
