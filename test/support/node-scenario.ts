@@ -354,6 +354,7 @@ export async function recordHistoryIfAsked(input: { workflow: WorkflowHandle; na
   if (process.env['ENIFLOW_RECORD_HISTORIES'] !== '1') return;
   let history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
   try {
+    await untilNoWorkflowTaskRuns(input.workflow);
     history = await input.workflow.fetchHistory();
   } catch (error) {
     // A scenario that never started its node's workflow has no history to record.
@@ -363,6 +364,20 @@ export async function recordHistoryIfAsked(input: { workflow: WorkflowHandle; na
   }
   await mkdir(HISTORIES_DIR, { recursive: true });
   await writeFile(new URL(`${input.name}.json`, HISTORIES_DIR), `${historyToJSON(history)}\n`);
+}
+
+/**
+ * Waits (up to 30 s) until no workflow task of the run is scheduled or running: a pass made of local activities is
+ * one long workflow task, and a history fetched in its middle ends before the pass (the new run of a continue-as-new
+ * would be three events long).
+ */
+async function untilNoWorkflowTaskRuns(workflow: WorkflowHandle): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const description = await workflow.describe();
+    if (description.status.name !== 'RUNNING' || description.raw.pendingWorkflowTask == null) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** A CR check: every named pod of the scenario holds its IPs; returns the bindings then. */
