@@ -1,4 +1,4 @@
-import { activityInfo, heartbeat } from '@temporalio/activity';
+import { activityInfo, heartbeat, sleep } from '@temporalio/activity';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 
@@ -17,6 +17,7 @@ import type { EcsApi } from './ecs/ecs-api.js';
 import { EcsCallError } from './ecs/ecs-errors.js';
 import type { EcsFailure } from './ecs/ecs-errors.js';
 import { ALREADY_DONE_CODES } from './ecs/ecs-operations.js';
+import { firstAttachPollMs, nextAttachPollMs } from './ecs/attach-polls.js';
 import type { VSwitchCache } from './ecs/vswitch-cache.js';
 
 /** What the ECS activities need, built once per worker process. */
@@ -213,6 +214,10 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       goneIsDone?: boolean;
     }): Promise<string> {
       const log = logFor({ eniId: input.eniId });
+      const { attempt } = activityInfo();
+      const attaching = input.status === 'InUse';
+      // An attach is never done at once: the first describe waits for when it usually is.
+      if (attaching && attempt === 1) await sleep(firstAttachPollMs(pollMs));
       const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
       const eni = enis?.[0];
       if (eni === undefined) {
@@ -241,7 +246,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       throw ApplicationFailure.create({
         type: ENI_STATUS_PENDING,
         message: `ENI ${input.eniId} is ${eni.status}, waiting for ${input.status}`,
-        nextRetryDelay: pollMs,
+        nextRetryDelay: attaching ? nextAttachPollMs(pollMs, attempt) : pollMs,
         details: [{ status: eni.status }],
       });
     },
