@@ -93,7 +93,8 @@ export const WORKER_ENV = {
   ECS_PROTOCOL: '`https` (default) or `http` (the emulator)',
   ALIBABA_CLOUD_ACCESS_KEY_ID: 'static AccessKey id; absent → the default credential chain (RRSA, ECS RAM role…)',
   ALIBABA_CLOUD_ACCESS_KEY_SECRET: 'static AccessKey secret',
-  ENI_POLL_INTERVAL_MS: 'poll interval while waiting for an ENI status (default 3000)',
+  ENI_POLL_INTERVAL_MS:
+    'poll interval while waiting for an ENI status (default 3000; an attach is first described at two thirds of it)',
   VSWITCH_WAKE_POLL_MS:
     'how often the vSwitches that stuck nodes wait on are described, to wake those nodes when one gains addresses (default 60000)',
   KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
