@@ -71,6 +71,8 @@ interface Options {
   keepLogs: boolean;
   /** Also write the JSON report to this file (the table still goes to stdout). */
   jsonFile?: string;
+  /** The watcher's `NODE_WORKFLOW_SETTINGS` (JSON), to measure a setting such as `maxBatchWindowMs`. */
+  nodeSettings?: string;
 }
 
 const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -91,6 +93,7 @@ function parseOptions(argv: string[]): Options {
       json: { type: 'boolean', default: false },
       'json-file': { type: 'string' },
       'keep-logs': { type: 'boolean', default: false },
+      'node-settings': { type: 'string' },
     },
     strict: true,
   });
@@ -112,6 +115,7 @@ function parseOptions(argv: string[]): Options {
     json: values.json,
     keepLogs: values['keep-logs'],
     ...(values['json-file'] === undefined ? {} : { jsonFile: values['json-file'] }),
+    ...(values['node-settings'] === undefined ? {} : { nodeSettings: values['node-settings'] }),
   };
 }
 
@@ -235,6 +239,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     ENIFLOW_CLUSTER_ID: 'eniflow-bench',
     POD_IDENTITY: 'bench-watcher',
     HEALTH_ADDRESS: `127.0.0.1:${watcherHealthPort ?? 0}`,
+    ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: options.nodeSettings }),
   };
 
   let worker = startRole({ name: 'worker-1', script: 'src/worker/main.ts', env: workerEnv, logDir: servers.runDir });
