@@ -6,6 +6,7 @@
  * restart-to-served time. Everything started is stopped at the end, on failure and on Ctrl-C.
  *
  * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 600] [--eni-poll-ms 3000]
+ *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
  *        [--timeout-seconds 900] [--preset smoke] [--json | --json-file report.json] [--keep-logs]
  */
 import { writeFile } from 'node:fs/promises';
@@ -34,6 +35,7 @@ import {
   forEachLimited,
   scaleFixture,
 } from './scale/cluster.js';
+import type { PoolSize } from './scale/cluster.js';
 import {
   EcsCallCounter,
   apiserverRequestsByVerb,
@@ -54,8 +56,6 @@ import type { ProcessFigures, ScaleReport } from './scale/report.js';
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TASK_QUEUE = 'eniflow-bench';
 const ECS_LATENCY_MS = { min: 30, max: 50 } as const;
-const ATTACH_MS = 2_000;
-const POOL = { min: 2, max: 5 } as const;
 const CREATE_CONCURRENCY = 32;
 /** Settled: no ECS call and no CR change for this long after the last pod was served. */
 const SETTLE_QUIET_MS = 5_000;
@@ -73,11 +73,20 @@ interface Options {
   jsonFile?: string;
   /** The watcher's `NODE_WORKFLOW_SETTINGS` (JSON), to measure a setting such as `maxBatchWindowMs`. */
   nodeSettings?: string;
+  /** The emulator's attach (and detach, delete) transition time. */
+  attachMs: number;
+  /** Every node CR's warm pool. */
+  pool: PoolSize;
 }
 
 const PRESETS: Readonly<Record<string, Partial<Options>>> = {
   /** What CI can afford as a smoke run: every figure present, no timing asserted. */
   smoke: { nodes: 3, pods: 5, idleSeconds: 10 },
+  /**
+   * The cold path as Terway was measured against it (issue 20): no warm pool, so every pod waits for a new ENI,
+   * with a 2.5 s attach. Use --nodes 40 for the larger run.
+   */
+  cold: { nodes: 5, pods: 20, idleSeconds: 10, attachMs: 2_500, pool: { min: 0, max: 5 } },
 };
 
 function parseOptions(argv: string[]): Options {
@@ -94,6 +103,8 @@ function parseOptions(argv: string[]): Options {
       'json-file': { type: 'string' },
       'keep-logs': { type: 'boolean', default: false },
       'node-settings': { type: 'string' },
+      'attach-ms': { type: 'string' },
+      pool: { type: 'string' },
     },
     strict: true,
   });
@@ -116,7 +127,19 @@ function parseOptions(argv: string[]): Options {
     keepLogs: values['keep-logs'],
     ...(values['json-file'] === undefined ? {} : { jsonFile: values['json-file'] }),
     ...(values['node-settings'] === undefined ? {} : { nodeSettings: values['node-settings'] }),
+    attachMs: int(values['attach-ms'], preset.attachMs ?? 2_000, 'attach-ms'),
+    pool: values.pool === undefined ? (preset.pool ?? { min: 2, max: 5 }) : parsePool(values.pool),
   };
+}
+
+/** `--pool MIN-MAX`, e.g. `0-5`. */
+function parsePool(text: string): PoolSize {
+  const match = /^(\d+)-(\d+)$/.exec(text);
+  const min = Number(match?.[1]);
+  const max = Number(match?.[2]);
+  if (match === null || min > max || max === 0)
+    throw new Error(`--pool must be MIN-MAX with MIN <= MAX and MAX > 0, got "${text}"`);
+  return { min, max };
 }
 
 const log = (line: string): void => {
@@ -184,7 +207,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     fixture: await scaleFixture(options.nodes),
     settings: {
       latency: { '*': { minMs: ECS_LATENCY_MS.min, maxMs: ECS_LATENCY_MS.max } },
-      transitionDelays: { attachMs: ATTACH_MS, detachMs: ATTACH_MS, deleteMs: ATTACH_MS },
+      transitionDelays: { attachMs: options.attachMs, detachMs: options.attachMs, deleteMs: options.attachMs },
       callLogCapacity: 100_000,
     },
   });
@@ -291,8 +314,8 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   log(`creating ${options.nodes} nodes`);
   const nodesStartMs = performance.now();
   const nodeIndexes = Array.from({ length: options.nodes }, (_, index) => index);
-  await forEachLimited(nodeIndexes, 8, (index) => kube.createNode(index, emulator.regionId));
-  await tracker.until(() => tracker.warmNodes(POOL.min) === options.nodes, timeoutMs, 'every node pool warm');
+  await forEachLimited(nodeIndexes, 8, (index) => kube.createNode(index, emulator.regionId, options.pool));
+  await tracker.until(() => tracker.warmNodes(options.pool.min) === options.nodes, timeoutMs, 'every node pool warm');
   const nodesWarmMs = performance.now() - nodesStartMs;
   log(`every node's pool warm after ${(nodesWarmMs / 1000).toFixed(1)} s`);
   await settle(ecsCalls, tracker);
@@ -400,9 +423,9 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
       podsPerNode: options.pods,
       idleSeconds: options.idleSeconds,
       ecsLatencyMs: ECS_LATENCY_MS,
-      attachMs: ATTACH_MS,
+      attachMs: options.attachMs,
       eniPollIntervalMs: options.eniPollIntervalMs,
-      pool: POOL,
+      pool: options.pool,
     },
     nodesWarmSeconds: nodesWarmMs / 1000,
     burst: {

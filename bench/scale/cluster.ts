@@ -59,7 +59,7 @@ export async function scaleFixture(nodeCount: number): Promise<EmulatorFixture> 
   };
 }
 
-function nodeSpec(index: number, regionId: string): NodeSpec {
+function nodeSpec(index: number, regionId: string, pool: PoolSize): NodeSpec {
   return {
     nodeMetadata: {
       regionID: regionId,
@@ -83,7 +83,7 @@ function nodeSpec(index: number, regionId: string): NodeSpec {
       vSwitchSelectPolicy: 'most',
       tag: { 'k8s.aliyun.com': 'true' },
     },
-    pool: { minPoolSize: 2, maxPoolSize: 5 },
+    pool: { minPoolSize: pool.min, maxPoolSize: pool.max },
     flavor: [
       {
         networkInterfaceType: 'Secondary',
@@ -92,6 +92,12 @@ function nodeSpec(index: number, regionId: string): NodeSpec {
       },
     ],
   };
+}
+
+/** The warm pool every bench node's CR asks for. */
+export interface PoolSize {
+  readonly min: number;
+  readonly max: number;
 }
 
 /** Runs `task` for every item with at most `limit` at once. */
@@ -135,7 +141,7 @@ export class BenchKube {
   }
 
   /** A Ready core Node and its Node CR, as the kubelet, Terway's control plane and its daemon write them. */
-  async createNode(index: number, regionId: string): Promise<void> {
+  async createNode(index: number, regionId: string, pool: PoolSize): Promise<void> {
     const name = benchNodeName(index);
     this.count('POST nodes');
     await this.core.createNode({
@@ -177,7 +183,7 @@ export class BenchKube {
       apiVersion: NODE_CR_API_VERSION,
       kind: NODE_CR_KIND,
       metadata: { name, labels: { name }, finalizers: [NODE_CR_FINALIZER] },
-      spec: nodeSpec(index, regionId),
+      spec: nodeSpec(index, regionId, pool),
     };
     this.count('POST nodecrs');
     await this.custom.createClusterCustomObject({ ...CR, body });
@@ -215,7 +221,7 @@ export function crBindings(cr: NodeCr): { pods: Set<string>; idle: number } {
 export class ServedTracker {
   /** When each awaited pod was created (performance.now()) and, once bound, served. */
   private readonly pods = new Map<string, { createdMs: number; servedMs?: number }>();
-  private readonly nodes = new Map<string, { idle: number; enis: number }>();
+  private readonly nodes = new Map<string, { idle: number; enis: number; synced: boolean }>();
   private readonly waiters = new Set<() => void>();
   private abort: AbortController | undefined;
   private stopped = false;
@@ -271,7 +277,11 @@ export class ServedTracker {
   private observe(cr: NodeCr): void {
     this.lastEventMs = performance.now();
     const { pods, idle } = crBindings(cr);
-    this.nodes.set(cr.metadata.name, { idle, enis: Object.keys(cr.status?.networkInterfaces ?? {}).length });
+    this.nodes.set(cr.metadata.name, {
+      idle,
+      enis: Object.keys(cr.status?.networkInterfaces ?? {}).length,
+      synced: cr.status?.lastSyncOpenAPITime !== undefined,
+    });
     for (const podId of pods) {
       const entry = this.pods.get(podId);
       if (entry !== undefined && entry.servedMs === undefined) entry.servedMs = performance.now();
@@ -279,9 +289,9 @@ export class ServedTracker {
     for (const waiter of this.waiters) waiter();
   }
 
-  /** Nodes whose CR shows at least `minIdle` idle IPs (their pool was filled). */
+  /** Nodes whose CR eniflow has synced with the cloud and that show at least `minIdle` idle IPs (pool filled). */
   warmNodes(minIdle: number): number {
-    return [...this.nodes.values()].filter((node) => node.idle >= minIdle).length;
+    return [...this.nodes.values()].filter((node) => node.synced && node.idle >= minIdle).length;
   }
 
   servedMs(podId: string): number | undefined {
