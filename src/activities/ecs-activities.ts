@@ -17,7 +17,7 @@ import type { EcsApi } from './ecs/ecs-api.js';
 import { EcsCallError } from './ecs/ecs-errors.js';
 import type { EcsFailure } from './ecs/ecs-errors.js';
 import { ALREADY_DONE_CODES } from './ecs/ecs-operations.js';
-import { firstAttachPollMs, nextAttachPollMs } from './ecs/attach-polls.js';
+import { AttachPollSchedule } from './ecs/attach-polls.js';
 import type { VSwitchCache } from './ecs/vswitch-cache.js';
 
 /** What the ECS activities need, built once per worker process. */
@@ -98,6 +98,9 @@ function msOf(duration: unknown): number | undefined {
 interface WaitProgress {
   sawAttaching: boolean;
   availableStreak: number;
+  /** Describes made so far, and when the first attempt began (epoch ms): what the attach poll schedule learns from. */
+  describes: number;
+  startedMs?: number;
 }
 
 /** The failure type of "not there yet": retried by Temporal after the poll interval (see waitEniStatus). */
@@ -110,6 +113,8 @@ function failureOf(error: unknown): EcsFailure | undefined {
 /** The ECS activities. Each wraps one cloud call, is safe to retry, and throws only `ApplicationFailure`s. */
 export function createEcsActivities(deps: EcsActivityDeps) {
   const pollMs = deps.eniPollIntervalMs ?? 3_000;
+  // Learned by this worker process from the attaches it waits for (see attach-polls.ts).
+  const attachPolls = new AttachPollSchedule(pollMs);
   const logFor = (fields: Record<string, string>): Logger => activityLogger(deps.logger, fields);
   /** An exhausted vSwitch gets no more asks for a TTL (see VSwitchCache). */
   const blockExhausted = (failure: EcsFailure, vSwitchId: string | undefined): void => {
@@ -216,19 +221,26 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const log = logFor({ eniId: input.eniId });
       const { attempt } = activityInfo();
       const attaching = input.status === 'InUse';
-      // An attach is never done at once: the first describe waits for when it usually is.
-      if (attaching && attempt === 1) await sleep(firstAttachPollMs(pollMs));
+      const before = waitProgressOf(activityInfo().heartbeatDetails);
+      const startedMs = attempt === 1 ? Date.now() : before.startedMs;
+      // An attach is never done at once: the first describe waits for when attaches have lately been done.
+      if (attaching && attempt === 1) await sleep(attachPolls.firstPollMs());
       const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
+      const describes = before.describes + 1;
       const eni = enis?.[0];
       if (eni === undefined) {
         if (input.goneIsDone === true) return 'Gone';
         throw ApplicationFailure.nonRetryable(`ENI ${input.eniId} does not exist`, 'EcsNotFound');
       }
-      if (eni.status === input.status) return eni.status;
-      const before = waitProgressOf(activityInfo().heartbeatDetails);
+      if (eni.status === input.status) {
+        if (attaching && startedMs !== undefined) attachPolls.observe({ describes, elapsedMs: Date.now() - startedMs });
+        return eni.status;
+      }
       const progress: WaitProgress = {
         sawAttaching: before.sawAttaching || eni.status === 'Attaching',
         availableStreak: eni.status === 'Available' ? before.availableStreak + 1 : 0,
+        describes,
+        ...(startedMs === undefined ? {} : { startedMs }),
       };
       // Back to Available after Attaching, or Available poll after poll, means the attach failed. (A single
       // Available right after the attach call may just be the cloud not showing the change yet.)
@@ -246,7 +258,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       throw ApplicationFailure.create({
         type: ENI_STATUS_PENDING,
         message: `ENI ${input.eniId} is ${eni.status}, waiting for ${input.status}`,
-        nextRetryDelay: attaching ? nextAttachPollMs(pollMs, attempt) : pollMs,
+        nextRetryDelay: attaching ? attachPolls.nextPollMs(describes) : pollMs,
         details: [{ status: eni.status }],
       });
     },
@@ -460,5 +472,7 @@ function waitProgressOf(details: unknown): WaitProgress {
   return {
     sawAttaching: value.sawAttaching === true,
     availableStreak: typeof value.availableStreak === 'number' ? value.availableStreak : 0,
+    describes: typeof value.describes === 'number' ? value.describes : 0,
+    ...(typeof value.startedMs === 'number' ? { startedMs: value.startedMs } : {}),
   };
 }

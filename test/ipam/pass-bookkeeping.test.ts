@@ -85,6 +85,12 @@ describe('OpenAPI sync schedule', () => {
     { name: 'the first sync', input: { lastSyncMs: undefined }, due: true },
     { name: 'pods but no ENIs', input: { eniCount: 0 }, due: true },
     { name: 'no pods and no ENIs waits', input: { eniCount: 0, podCount: 0 }, due: false },
+    {
+      name: 'pods but no ENIs in the status the workflow wrote itself',
+      input: { eniCount: 0, crIsOwnWrite: true },
+      due: false,
+    },
+    { name: 'a forced resync even on its own write', input: { needResync: true, crIsOwnWrite: true }, due: true },
     { name: 'the due time reached', input: { nowMs: NOW + 1_000 }, due: true },
     { name: 'no due time known', input: { nextSyncMs: undefined }, due: true },
   ];

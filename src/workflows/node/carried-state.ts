@@ -27,7 +27,8 @@ export type { PendingCreate } from '../../ipam/index.js';
  *   switch as last told (`degradation`, `degradationTold`, `degradationHeldBack`) and the node's `instanceId`. A
  *   version 4 state has none of them and needs no change: version 4 refused prefix mode, so the next ready pass
  *   records the mode from the spec it reads, a node never told of a degradation runs without one until the watcher
- *   tells it, and the next ready pass records the instance.
+ *   tells it, and the next ready pass records the instance. Later, still before any release: optional
+ *   `ownStatus` (absent, the node syncs as before until its next status write).
  */
 export const CARRIED_STATE_VERSION = 5;
 
@@ -85,6 +86,12 @@ export interface CarriedState {
    * finalizer) no longer says it, and the ENIs made for the node are detached from it (see `releaseVanishedNode`).
    */
   instanceId?: string;
+  /**
+   * The status this workflow last wrote (or found already written), as far as the OpenAPI sync rule needs it: its
+   * sync time and how many ENIs it listed. A CR that still shows both is the workflow's own status (see
+   * `isOpenApiSyncDue`). Absent after a failed write.
+   */
+  ownStatus?: { lastSyncOpenAPITime: string; enis: number };
 }
 
 /** The carried state of a node's first run. */

@@ -41,6 +41,12 @@ export async function readCloudSide(input: {
 }): Promise<CloudSide> {
   const { spec, gates, state, schedule } = input;
   const status = input.node.status;
+  // The CR shows the sync time and ENI count of the workflow's own last status: nothing has rewritten it since.
+  const own = state.ownStatus;
+  const crIsOwnWrite =
+    own !== undefined &&
+    own.lastSyncOpenAPITime === status?.lastSyncOpenAPITime &&
+    own.enis === Object.keys(status.networkInterfaces ?? {}).length;
   let { enis } = input;
   const vSwitches = gates.cloud ? await readVSwitches({ spec, enis, refresh: input.vSwitchRefresh.requested }) : {};
   if (gates.cloud) input.vSwitchRefresh.served();
@@ -53,6 +59,7 @@ export async function readCloudSide(input: {
       podCount: input.podCount,
       eniCount: Object.keys(enis).length,
       nowMs: input.nowMs,
+      crIsOwnWrite,
     });
   const sync = !gates.sync
     ? { enis, times: syncTimesOf(status), synced: false }
@@ -61,6 +68,7 @@ export async function readCloudSide(input: {
         status,
         runNextSyncMs: schedule.nextSyncMs,
         podCount: input.podCount,
+        crIsOwnWrite,
         instanceId: input.instanceId,
         clusterId: input.settings.clusterId,
         spec,

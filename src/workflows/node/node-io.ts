@@ -180,12 +180,17 @@ export async function writeStatusKeepingEnis(
     input.record.record(result.failed, { ledger: true });
     state.unwrittenEnis = input.enis;
     state.needResync = true;
+    delete state.ownStatus;
     return 'failed';
   }
   if (result.outcome === 'written' && result.resourceVersion !== '') {
     // The next read must see this write: a cache that has not yet would plan on the status before it.
     state.seenVersions = mergeSeenVersions(state.seenVersions, { 'node-crs': result.resourceVersion });
   }
+  const lastSync = input.status.lastSyncOpenAPITime;
+  if (lastSync === undefined) delete state.ownStatus;
+  else
+    state.ownStatus = { lastSyncOpenAPITime: lastSync, enis: Object.keys(input.status.networkInterfaces ?? {}).length };
   delete state.unwrittenEnis;
   return result.outcome === 'gone' ? 'gone' : 'written';
 }

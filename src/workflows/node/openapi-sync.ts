@@ -53,6 +53,8 @@ export async function syncEnisIfDue(input: {
   /** The due time this run set (a new run takes the CR's). */
   runNextSyncMs: number | undefined;
   podCount: number;
+  /** The CR read is the workflow's own last status write (see `isOpenApiSyncDue`). */
+  crIsOwnWrite: boolean;
   instanceId: string;
   clusterId: string;
   spec: ReadyNodeSpec;
@@ -71,6 +73,7 @@ export async function syncEnisIfDue(input: {
     podCount: input.podCount,
     eniCount: Object.keys(input.enis).length,
     nowMs: now,
+    crIsOwnWrite: input.crIsOwnWrite,
   });
   if (!due) return { enis: input.enis, times, synced: false };
   const synced = await syncWithOpenApi(input);
