@@ -7,7 +7,7 @@
  *
  * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 600] [--eni-poll-ms 3000]
  *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
- *        [--timeout-seconds 900] [--preset smoke] [--json | --json-file report.json] [--keep-logs]
+ *        [--timeout-seconds 900] [--preset smoke] [--json | --json-file report.json] [--keep-logs] [--timeline]
  */
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -51,6 +51,7 @@ import {
 } from './scale/probes.js';
 import type { ApiserverAccess, Counts, HistoryTotals, ProcessSample, ScrapedHistogram } from './scale/probes.js';
 import { formatReport, summarizeLatencies } from './scale/report.js';
+import { fetchNodeTimeline } from './scale/timeline.js';
 import type { ProcessFigures, ScaleReport } from './scale/report.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -77,6 +78,8 @@ interface Options {
   attachMs: number;
   /** Every node CR's warm pool. */
   pool: PoolSize;
+  /** Print the first node's burst timeline in the Markdown report (the JSON report always has it). */
+  timeline: boolean;
 }
 
 const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -105,6 +108,7 @@ function parseOptions(argv: string[]): Options {
       'node-settings': { type: 'string' },
       'attach-ms': { type: 'string' },
       pool: { type: 'string' },
+      timeline: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -129,6 +133,7 @@ function parseOptions(argv: string[]): Options {
     ...(values['node-settings'] === undefined ? {} : { nodeSettings: values['node-settings'] }),
     attachMs: int(values['attach-ms'], preset.attachMs ?? 2_000, 'attach-ms'),
     pool: values.pool === undefined ? (preset.pool ?? { min: 2, max: 5 }) : parsePool(values.pool),
+    timeline: values.timeline,
   };
 }
 
@@ -347,6 +352,27 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   log(`all served ${(allServedMs / 1000).toFixed(1)} s after the first pod was created; settling`);
   const settledMs = (await settle(ecsCalls, tracker)) - burstStartMs;
   const afterBurst = await snapshot();
+  const timelineNode = benchNodeName(0);
+  const epochMs = (performanceMs: number): number => performance.timeOrigin + performanceMs;
+  const timeline = await fetchNodeTimeline({
+    client,
+    node: timelineNode,
+    originMs: epochMs(burstStartMs),
+    endMs: epochMs(afterBurst.atMs),
+    pods: burstPods
+      .filter((entry) => entry.node === timelineNode)
+      .flatMap(({ pod, id }) => {
+        const times = tracker.podTimes(id);
+        if (times === undefined) return [];
+        return [
+          {
+            name: pod,
+            createdMs: epochMs(times.createdMs),
+            ...(times.servedMs === undefined ? {} : { servedMs: epochMs(times.servedMs) }),
+          },
+        ];
+      }),
+  });
 
   log(`idle window: ${options.idleSeconds} s`);
   await sleep(options.idleSeconds * 1000);
@@ -466,6 +492,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     },
     processes,
     restart: { workerStartSeconds: workerStartMs / 1000, servedSeconds: restartServedMs / 1000 },
+    timeline,
     notes: [
       `Per-hour figures are the ${options.idleSeconds} s idle window scaled to an hour. The workflow's own timers ` +
         '(a safety-net pass every 6–7.5 h, the OpenAPI resync every 12–24 h; GC passes only while there is work) ' +
@@ -518,7 +545,7 @@ async function main(): Promise<void> {
     await cleanup.run();
     const json = `${JSON.stringify(report, null, 2)}\n`;
     if (options.jsonFile !== undefined) await writeFile(options.jsonFile, json);
-    process.stdout.write(options.json ? json : formatReport(report));
+    process.stdout.write(options.json ? json : formatReport(report, { timeline: options.timeline }));
   } catch (error) {
     log(`failed: ${describeError(error)} (server and role logs kept in /tmp/eniflow-testenv-*)`);
     await cleanup.run();

@@ -298,6 +298,12 @@ export class ServedTracker {
     return this.pods.get(podId)?.servedMs;
   }
 
+  /** When an awaited pod was created and served (performance.now()), or undefined if it was never expected. */
+  podTimes(podId: string): { createdMs: number; servedMs?: number } | undefined {
+    const entry = this.pods.get(podId);
+    return entry === undefined ? undefined : { ...entry };
+  }
+
   /** Latency (ms) from creation to IP in the CR of each of `podIds` served so far. */
   latencies(podIds: readonly string[]): number[] {
     return podIds.flatMap((id) => {

@@ -1,5 +1,7 @@
 /** The scale benchmark's report: its JSON shape and the human-readable tables printed from it. */
 import type { Counts } from './probes.js';
+import { formatTimeline } from './timeline.js';
+import type { NodeTimeline } from './timeline.js';
 
 export interface LatencySummary {
   count: number;
@@ -85,6 +87,8 @@ export interface ScaleReport {
     /** New worker process spawned (old one SIGKILLed) → a pod created at that moment has its IP in the CR. */
     servedSeconds: number;
   };
+  /** The first node's burst: its pods and its workflow's history events, from the first pod's creation to settled. */
+  timeline: NodeTimeline;
   notes: string[];
 }
 
@@ -124,7 +128,7 @@ function countsLine(counts: Counts, digits: number): string {
 }
 
 /** The report as Markdown tables (what docs/benchmarks.md shows). */
-export function formatReport(report: ScaleReport): string {
+export function formatReport(report: ScaleReport, options: { timeline: boolean } = { timeline: false }): string {
   const { config, burst } = report;
   const lines = [
     `## ${config.nodes} nodes × ${config.podsPerNode} pods (${report.date})`,
@@ -195,5 +199,6 @@ export function formatReport(report: ScaleReport): string {
     ),
   ];
   if (report.notes.length > 0) lines.push('', ...report.notes.map((note) => `- ${note}`));
+  if (options.timeline) lines.push('', '```text', ...formatTimeline(report.timeline), '```');
   return `${lines.join('\n')}\n`;
 }
