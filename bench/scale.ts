@@ -14,12 +14,14 @@ import { loadavg } from 'node:os';
 
 import { describeError } from '../scripts/lib/test-servers.js';
 import { assembleReport } from './scale/assemble.js';
+import { benchNodeName } from './scale/cluster.js';
 import { parseOptions } from './scale/options.js';
 import type { Options } from './scale/options.js';
-import { burst, burstTimeline, idle, restart, warmUp } from './scale/phases.js';
+import { burst, burstTimeline, finalAudit, idle, restart, rollingUpdate, warmUp } from './scale/phases.js';
 import { formatReport } from './scale/report.js';
 import type { ScaleReport } from './scale/report.js';
 import { Cleanup, log, startStack } from './scale/stack.js';
+import { nodeWorkflowRuns } from './scale/temporal-cost.js';
 
 async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const loadAverageAtStart = loadavg();
@@ -27,9 +29,16 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const { nodesWarmMs } = await warmUp(stack);
   const burstResult = await burst(stack);
   const timeline = await burstTimeline(stack, burstResult);
-  const { after: afterIdle, workerPeak } = await idle(stack);
+  const { after: afterIdle } = await idle(stack);
+  const roll = await rollingUpdate(stack);
   const restartResult = await restart(stack);
   const final = await stack.snapshot();
+  const audit = await finalAudit(stack);
+  // Read last: fetching every history costs Temporal CPU, which no measured window should include.
+  const runs = await nodeWorkflowRuns(
+    stack.client,
+    Array.from({ length: options.nodes }, (_, index) => benchNodeName(index)),
+  );
   stack.keepLogs = options.keepLogs;
   if (stack.keepLogs) log(`logs kept in ${stack.servers.runDir}`);
   return assembleReport({
@@ -39,11 +48,14 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     burst: burstResult,
     latencies: stack.tracker.latencies(burstResult.pods.map((entry) => entry.id)),
     afterIdle,
-    workerPeak,
+    workers: stack.workers,
+    roll,
     restart: restartResult,
     final,
     ecsLost: stack.ecsCalls.lost,
     timeline,
+    runs,
+    audit,
   });
 }
 
@@ -65,6 +77,10 @@ async function main(): Promise<void> {
     const json = `${JSON.stringify(report, null, 2)}\n`;
     if (options.jsonFile !== undefined) await writeFile(options.jsonFile, json);
     process.stdout.write(options.json ? json : formatReport(report, { timeline: options.timeline }));
+    if (!report.audit.clean) {
+      log(`the zero-leak audit failed:\n${report.audit.problems.join('\n')}`);
+      process.exitCode = 1;
+    }
   } catch (error) {
     log(`failed: ${describeError(error)} (server and role logs kept in /tmp/eniflow-testenv-*)`);
     await cleanup.run();

@@ -2,14 +2,17 @@
 import { cpus, loadavg } from 'node:os';
 
 import { diffCounts, histogramQuantile, histogramSince, sumCounts } from './probes.js';
-import type { Counts, HistoryTotals, ProcessSample, ScrapedHistogram } from './probes.js';
+import type { Counts, HistoryTotals, ScrapedHistogram } from './probes.js';
 import { summarizeLatencies } from './report.js';
 import type { ProcessFigures, ScaleReport } from './report.js';
 import type { Options } from './options.js';
-import type { BurstResult, RestartResult } from './phases.js';
+import type { AuditResult, BurstResult, RestartResult, RollResult } from './phases.js';
+import type { WorkerSet } from './workers.js';
 import { ECS_LATENCY_MS } from './stack.js';
 import type { Snapshot } from './stack.js';
 import type { NodeTimeline } from './timeline.js';
+import type { BenchEvent } from './history-events.js';
+import { scaleCost, tasksByIdentity, temporalCost } from './temporal-cost.js';
 
 export interface RunResults {
   options: Options;
@@ -19,11 +22,16 @@ export interface RunResults {
   /** Latency (ms) of each burst pod served. */
   latencies: number[];
   afterIdle: Snapshot;
-  workerPeak: ProcessSample | undefined;
+  /** Every worker process of the run; their last samples give CPU and peak memory. */
+  workers: WorkerSet;
+  roll: RollResult | undefined;
   restart: RestartResult;
   final: Snapshot;
   ecsLost: number;
   timeline: NodeTimeline;
+  /** Every run of every node workflow, read at the end. */
+  runs: BenchEvent[][];
+  audit: AuditResult;
 }
 
 const scale = (counts: Counts, factor: number): Counts =>
@@ -42,6 +50,32 @@ const byVerb = (detail: Counts): Counts => {
 const eniflowRequests = (from: Snapshot, to: Snapshot): Counts =>
   diffCounts(diffCounts(to.apiserver, from.apiserver), diffCounts(to.ownRequests, from.ownRequests));
 
+/** Each worker process's tasks (by the identity in the history events), CPU and peak memory over its life. */
+function workerFigures(results: RunResults): ScaleReport['workers'] {
+  const tasks = tasksByIdentity(results.runs);
+  const processes = results.workers.all.map((worker) => ({
+    name: worker.name,
+    replica: worker.slot,
+    pid: worker.process.pid,
+    identity: worker.identity,
+    workflowTasks: tasks.get(worker.identity)?.workflowTasks ?? 0,
+    activityTasks: tasks.get(worker.identity)?.activityTasks ?? 0,
+    cpuSeconds: worker.lastSample?.cpuSeconds ?? Number.NaN,
+    peakRssMiB: (worker.lastSample?.peakRssBytes ?? Number.NaN) / 1024 / 1024,
+  }));
+  const known = new Set(processes.map((process) => process.identity));
+  const unknown = [...tasks].filter(([identity]) => !known.has(identity));
+  return {
+    replicas: results.options.workers,
+    processes,
+    otherIdentities: {
+      identities: unknown.map(([identity]) => identity),
+      workflowTasks: unknown.reduce((sum, [, count]) => sum + count.workflowTasks, 0),
+      activityTasks: unknown.reduce((sum, [, count]) => sum + count.activityTasks, 0),
+    },
+  };
+}
+
 export function assembleReport(results: RunResults): ScaleReport {
   const { options, burst, afterIdle, final } = results;
   const { before: beforeBurst, after: afterBurst } = burst;
@@ -53,12 +87,20 @@ export function assembleReport(results: RunResults): ScaleReport {
   const burstEcs = diffCounts(afterBurst.ecs, beforeBurst.ecs);
   const cpu = (name: string, from: Snapshot, to: Snapshot): number =>
     (to.processes[name]?.cpuSeconds ?? Number.NaN) - (from.processes[name]?.cpuSeconds ?? Number.NaN);
-  const processNames = ['worker', 'watcher', 'temporal server', 'kube-apiserver', 'bench + emulator'];
+  const firstWorkers = results.workers.all.slice(0, options.workers);
+  const processNames = [
+    ...firstWorkers.map((worker) => worker.name),
+    'watcher',
+    'temporal server',
+    'kube-apiserver',
+    'bench + emulator',
+  ];
   const processes: ProcessFigures[] = processNames.map((name) => {
-    const peak = name === 'worker' ? results.workerPeak : (final.processes[name] ?? afterIdle.processes[name]);
+    const worker = firstWorkers.find((candidate) => candidate.name === name);
+    const peak = worker === undefined ? (final.processes[name] ?? afterIdle.processes[name]) : worker.lastSample;
     const idle = cpu(name, afterBurst, afterIdle);
     return {
-      name: name === 'worker' ? 'worker (first process)' : name,
+      name: worker === undefined ? name : `${options.workers === 1 ? 'worker' : name} (first process)`,
       cpuSecondsBurst: cpu(name, beforeBurst, afterBurst),
       cpuSecondsIdle: idle,
       cpuSecondsPerIdleHour: idle * perHour,
@@ -72,6 +114,17 @@ export function assembleReport(results: RunResults): ScaleReport {
   const noHistogram: ScrapedHistogram = { buckets: [], count: 0 };
   const burstHistogram = histogramSince(afterBurst.podIpReady ?? noHistogram, beforeBurst.podIpReady ?? noHistogram);
   const noHistory: HistoryTotals = { workflows: 0, runs: 0, events: 0, bytes: 0 };
+  const epochMs = (performanceMs: number): number => performance.timeOrigin + performanceMs;
+  const burstCost = temporalCost({
+    runs: results.runs,
+    fromMs: epochMs(burst.startMs),
+    toMs: epochMs(afterBurst.atMs),
+  });
+  const idleCost = temporalCost({
+    runs: results.runs,
+    fromMs: epochMs(afterBurst.atMs),
+    toMs: epochMs(afterIdle.atMs),
+  });
   return {
     date: new Date().toISOString(),
     command: `npm run bench:scale -- ${process.argv.slice(2).join(' ')}`.trim(),
@@ -127,12 +180,29 @@ export function assembleReport(results: RunResults): ScaleReport {
       perNodeIdleHour: perNode(afterBurst.history, afterIdle.history, perHour),
       perNodeTotal: perNode(noHistory, afterIdle.history),
     },
+    temporal: {
+      burst: burstCost,
+      idle: idleCost,
+      perPodServed: scaleCost(burstCost, 1 / results.latencies.length),
+      perIdleNodeDay: scaleCost(idleCost, 86_400_000 / idleMs / options.nodes),
+    },
     processes,
+    workers: workerFigures(results),
     restart: {
       workerStartSeconds: results.restart.workerStartMs / 1000,
       servedSeconds: results.restart.servedMs / 1000,
+      ...(results.roll === undefined
+        ? {}
+        : {
+            rollingUpdate: {
+              replicas: results.roll.replicas,
+              rollSeconds: results.roll.rollMs / 1000,
+              servedSeconds: results.roll.servedMs / 1000,
+            },
+          }),
     },
     timeline: results.timeline,
+    audit: results.audit,
     notes: [
       `Per-hour figures are the ${options.idleSeconds} s idle window scaled to an hour. The workflow's own timers ` +
         '(a safety-net pass every 6–7.5 h, the OpenAPI resync every 12–24 h; GC passes only while there is work) ' +
@@ -140,6 +210,18 @@ export function assembleReport(results: RunResults): ScaleReport {
       'apiserver requests are the server counters for pods, nodes, Node CRs, events and leases minus the ' +
         "benchmark's own requests (node, CR and pod creation, its CR watch); the apiserver's own lease renewals " +
         'remain in the lease counts.',
+      "Temporal cost: counted from the node workflows' histories (every run), the events in the burst window " +
+        '(first pod created → settled) divided by the pods served, and in the idle window scaled to one node for ' +
+        `24 h (the window is ${options.idleSeconds} s). Activity tasks are attempts; Temporal Cloud Actions follow ` +
+        'docs.temporal.io/cloud/actions (local activities of one workflow task count once); queries and activity ' +
+        'heartbeats leave no event and are not counted.',
+      ...(options.workers > 1
+        ? [
+            `${options.workers} worker replicas: the kill -9 restart replaces replica 1 while the others keep serving, ` +
+              'so its pod may be served before the new process has started. Worker tasks per process come from the ' +
+              "history events' identity (`pid@host`); an activity counts for the process of its last attempt.",
+          ]
+        : []),
       '"bench + emulator" is this process: the ECS emulator runs in it, with the benchmark driver.',
       ...(results.ecsLost > 0 ? [`The emulator's call log dropped ${results.ecsLost} calls: ECS counts are low.`] : []),
     ],

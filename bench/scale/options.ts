@@ -22,6 +22,8 @@ export interface Options {
   pool: PoolSize;
   /** Print the first node's burst timeline in the Markdown report (the JSON report always has it). */
   timeline: boolean;
+  /** Worker processes on the task queue; with 2 or more the restart phase also measures a rolling update. */
+  workers: number;
 }
 
 export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -51,6 +53,7 @@ export function parseOptions(argv: string[]): Options {
       'attach-ms': { type: 'string' },
       pool: { type: 'string' },
       timeline: { type: 'boolean', default: false },
+      workers: { type: 'string' },
     },
     strict: true,
   });
@@ -76,6 +79,7 @@ export function parseOptions(argv: string[]): Options {
     attachMs: int(values['attach-ms'], preset.attachMs ?? 2_000, 'attach-ms'),
     pool: values.pool === undefined ? (preset.pool ?? { min: 2, max: 5 }) : parsePool(values.pool),
     timeline: values.timeline,
+    workers: int(values.workers, 1, 'workers'),
   };
 }
 

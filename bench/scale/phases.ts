@@ -5,10 +5,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { auditCluster, auditProblems, formatAudit } from '../../test/support/audit.js';
 import { BENCH_NAMESPACE, benchNodeName, forEachLimited } from './cluster.js';
 import type { ServedTracker } from './cluster.js';
-import { sampleProcess, sumCounts } from './probes.js';
-import type { EcsCallCounter, ProcessSample } from './probes.js';
+import { sumCounts } from './probes.js';
+import type { EcsCallCounter } from './probes.js';
 import { log } from './stack.js';
 import type { Snapshot, Stack } from './stack.js';
 import { fetchNodeTimeline } from './timeline.js';
@@ -119,6 +120,8 @@ export async function burstTimeline(stack: Stack, result: BurstResult): Promise<
   return await fetchNodeTimeline({
     client: stack.client,
     node,
+    // With one replica every task is its; naming it on every line would only add noise.
+    ...(stack.workers.replicas.length > 1 ? { replicaOf: (identity: string) => stack.workers.nameOf(identity) } : {}),
     originMs: epochMs(result.startMs),
     endMs: epochMs(result.after.atMs),
     pods: result.pods
@@ -137,12 +140,57 @@ export async function burstTimeline(stack: Stack, result: BurstResult): Promise<
   });
 }
 
-/** Nothing happens for `--idle-seconds`; the worker's peak memory is read before the restart kills it. */
-export async function idle(stack: Stack): Promise<{ after: Snapshot; workerPeak: ProcessSample | undefined }> {
+/** Nothing happens for `--idle-seconds`; the workers' peak memory is read before any of them is replaced. */
+export async function idle(stack: Stack): Promise<{ after: Snapshot }> {
   log(`idle window: ${stack.options.idleSeconds} s`);
   await sleep(stack.options.idleSeconds * 1000);
   const after = await stack.snapshot();
-  return { after, workerPeak: sampleProcess(stack.worker.pid) };
+  return { after };
+}
+
+/** Creates one pod on a random node and returns its id, its creation noted at `createdMs`. */
+async function createOnePod(stack: Stack, input: { suffix: string; createdMs: number }): Promise<string> {
+  const node = benchNodeName(Math.floor(Math.random() * stack.options.nodes));
+  const pod = `${node}-${input.suffix}`;
+  const id = `${BENCH_NAMESPACE}/${pod}`;
+  stack.tracker.expect(id, input.createdMs);
+  await stack.kube.createPod(node, pod);
+  return id;
+}
+
+const workerStarted = (line: string): boolean => line.includes('"Worker started"');
+
+export interface RollResult {
+  replicas: number;
+  /** Roll started → the last replacement logged "Worker started" and the last old process exited. */
+  rollMs: number;
+  /** Roll started → the pod created at that moment served. */
+  servedMs: number;
+}
+
+/**
+ * A rolling update of the worker replicas, one at a time as a Deployment rolls: SIGTERM the old process (it drains and
+ * exits), start its replacement at once, and go on to the next replica once the replacement has started and the old
+ * one is gone. One pod is created as the roll starts. Needs 2 replicas or more: with one there is nobody left to serve.
+ */
+export async function rollingUpdate(stack: Stack): Promise<RollResult | undefined> {
+  const { workers, tracker } = stack;
+  if (workers.replicas.length < 2) return undefined;
+  log(`rolling update of ${workers.replicas.length} worker replicas, one pod created as it starts`);
+  const startMs = performance.now();
+  const podId = await createOnePod(stack, { suffix: 'during-roll', createdMs: startMs });
+  for (const old of [...workers.replicas]) {
+    workers.sample();
+    const stopped = old.process.stop(60_000);
+    const next = await workers.start(old.slot, `worker-${old.slot}-rolled`);
+    await next.process.waitForStdoutLine(workerStarted, 180_000);
+    await stopped;
+  }
+  const rollMs = performance.now() - startMs;
+  await tracker.until(() => tracker.servedMs(podId) !== undefined, timeoutMs(stack), 'the pod created at the roll');
+  const servedMs = (tracker.servedMs(podId) ?? Number.NaN) - startMs;
+  log(`rolling update done in ${(rollMs / 1000).toFixed(1)} s; its pod served after ${(servedMs / 1000).toFixed(1)} s`);
+  return { replicas: workers.replicas.length, rollMs, servedMs };
 }
 
 export interface RestartResult {
@@ -152,26 +200,58 @@ export interface RestartResult {
   servedMs: number;
 }
 
-/** SIGKILLs the worker, spawns a new one and at once creates one pod on a random node. */
+/** SIGKILLs replica 1's worker, spawns a new one and at once creates one pod on a random node. */
 export async function restart(stack: Stack): Promise<RestartResult> {
-  const { options, kube, tracker } = stack;
+  const { workers, tracker } = stack;
+  const killed = workers.replicas[0];
+  if (killed === undefined) throw new Error('no worker replica to restart');
   log('restart: SIGKILL the worker, start a new one, create one pod');
-  process.kill(stack.worker.pid, 'SIGKILL');
-  await stack.worker.exited;
+  workers.sample();
+  process.kill(killed.process.pid, 'SIGKILL');
+  await killed.process.exited;
   const restartMs = performance.now();
-  stack.worker = stack.startWorker('worker-2');
-  const restartNode = benchNodeName(Math.floor(Math.random() * options.nodes));
-  const restartPod = `${restartNode}-after-restart`;
-  tracker.expect(`${BENCH_NAMESPACE}/${restartPod}`, restartMs);
-  await kube.createPod(restartNode, restartPod);
-  await stack.worker.waitForStdoutLine((line) => line.includes('"Worker started"'), 180_000);
+  const next = await workers.start(killed.slot, `worker-${killed.slot}-restarted`);
+  const podId = await createOnePod(stack, { suffix: 'after-restart', createdMs: restartMs });
+  await next.process.waitForStdoutLine(workerStarted, 180_000);
   const workerStartMs = performance.now() - restartMs;
   await tracker.until(
-    () => tracker.servedMs(`${BENCH_NAMESPACE}/${restartPod}`) !== undefined,
+    () => tracker.servedMs(podId) !== undefined,
     timeoutMs(stack),
     'the pod created at the worker restart to be served',
   );
-  const servedMs = (tracker.servedMs(`${BENCH_NAMESPACE}/${restartPod}`) ?? Number.NaN) - restartMs;
+  const servedMs = (tracker.servedMs(podId) ?? Number.NaN) - restartMs;
   log(`restart: served ${(servedMs / 1000).toFixed(1)} s after the new worker was spawned`);
   return { workerStartMs, servedMs };
+}
+
+/** The zero-leak audit's result as the report carries it. */
+export interface AuditResult {
+  clean: boolean;
+  /** formatAudit's lines: the counters, then every problem. */
+  lines: string[];
+  problems: string[];
+  eniflowEnisInCloud: number;
+  enisInCrs: number;
+}
+
+/**
+ * Once nothing moves any more, the audit of the chaos tests: every eniflow-tagged ENI in the cloud is in some Node CR
+ * and every CR ENI is in the cloud, every address agrees, every live pod has one address.
+ */
+export async function finalAudit(stack: Stack): Promise<AuditResult> {
+  await settle(stack.ecsCalls, stack.tracker);
+  const report = await auditCluster({
+    kube: { kubeConfig: stack.kube.kubeConfig, core: stack.kube.core, customObjects: stack.kube.custom },
+    admin: stack.emulator.admin,
+    nodeNames: Array.from({ length: stack.options.nodes }, (_, index) => benchNodeName(index)),
+  });
+  const problems = auditProblems(report);
+  log(problems.length === 0 ? 'audit: clean' : `audit: ${problems.length} problems`);
+  return {
+    clean: problems.length === 0,
+    lines: formatAudit(report).split('\n'),
+    problems,
+    eniflowEnisInCloud: report.eniflowEnisInCloud,
+    enisInCrs: report.enisInCrs,
+  };
 }

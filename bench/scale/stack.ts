@@ -18,6 +18,7 @@ import { startEcsEmulator } from '../../src/ecs-emulator/index.js';
 import type { EcsEmulator } from '../../src/ecs-emulator/index.js';
 import { BenchKube, ServedTracker, scaleFixture } from './cluster.js';
 import type { Options } from './options.js';
+import { WorkerSet } from './workers.js';
 import {
   EcsCallCounter,
   apiserverRequestsByVerb,
@@ -26,6 +27,7 @@ import {
   prometheusHistogram,
   sampleProcess,
   sampleSelf,
+  sumHistograms,
 } from './probes.js';
 import type { ApiserverAccess, Counts, HistoryTotals, ProcessSample, ScrapedHistogram } from './probes.js';
 
@@ -69,11 +71,11 @@ export interface Snapshot {
   ecs: Counts;
   history: HistoryTotals;
   signals: number;
-  /** The first worker's pod → IP histogram (absent once it was killed). */
+  /** The running replicas' pod → IP histograms, summed. */
   podIpReady?: ScrapedHistogram;
 }
 
-/** The running stack; `worker` is replaced by the restart phase. */
+/** The running stack; the rolling update and the restart replace worker processes. */
 export interface Stack {
   readonly options: Options;
   readonly servers: TestServers;
@@ -83,9 +85,7 @@ export interface Stack {
   readonly client: Client;
   readonly tracker: ServedTracker;
   readonly watcher: ManagedProcess;
-  worker: ManagedProcess;
-  /** Starts a worker process with the benchmark's worker environment, its log in the run directory. */
-  startWorker(name: string): ManagedProcess;
+  readonly workers: WorkerSet;
   snapshot(): Promise<Snapshot>;
   /** Whether the test servers keep the run directory when stopped (true until the run succeeds). */
   keepLogs: boolean;
@@ -142,7 +142,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
   cleanup.add('Temporal client', () => connection.close());
   const client = new Client({ connection, namespace: 'default' });
 
-  const [workerMetricsPort, watcherHealthPort, workerHealthPort] = await reserveFreePorts(3);
+  const [watcherHealthPort] = await reserveFreePorts(1);
   const roleEnv: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'],
     HOME: process.env['HOME'],
@@ -158,12 +158,6 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     ENI_POLL_INTERVAL_MS: String(options.eniPollIntervalMs),
     LOG_LEVEL: 'info',
   };
-  const workerEnv = {
-    ...roleEnv,
-    METRICS_ADDRESS: `127.0.0.1:${workerMetricsPort ?? 0}`,
-    HEALTH_ADDRESS: `127.0.0.1:${workerHealthPort ?? 0}`,
-  };
-  const workerMetricsUrl = `http://127.0.0.1:${workerHealthPort ?? 0}/metrics`;
   const watcherHealthUrl = `http://127.0.0.1:${watcherHealthPort ?? 0}`;
   const watcherEnv = {
     ...roleEnv,
@@ -174,10 +168,21 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: options.nodeSettings }),
   };
 
-  const startWorker = (name: string): ManagedProcess =>
-    startRole({ name, script: 'src/worker/main.ts', env: workerEnv, logDir: servers.runDir });
-  const roles = { worker: startWorker('worker-1') };
-  cleanup.add('worker', () => roles.worker.stop(10_000));
+  // Fresh ports for every process: a replacement starts while the process it replaces still drains.
+  const workers = new WorkerSet(async (name) => {
+    const [metricsPort, healthPort] = await reserveFreePorts(2);
+    const env = {
+      ...roleEnv,
+      METRICS_ADDRESS: `127.0.0.1:${metricsPort ?? 0}`,
+      HEALTH_ADDRESS: `127.0.0.1:${healthPort ?? 0}`,
+    };
+    return {
+      process: startRole({ name, script: 'src/worker/main.ts', env, logDir: servers.runDir }),
+      metricsUrl: `http://127.0.0.1:${healthPort ?? 0}/metrics`,
+    };
+  });
+  cleanup.add('workers', () => workers.stopAll(10_000));
+  for (let slot = 1; slot <= options.workers; slot += 1) await workers.start(slot, `worker-${slot}`);
   const watcher = startRole({
     name: 'watcher',
     script: 'src/watcher/main.ts',
@@ -185,18 +190,32 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     logDir: servers.runDir,
   });
   cleanup.add('watcher', () => watcher.stop(10_000));
-  await roles.worker.waitForStdoutLine((line) => line.includes('"Worker started"'), 180_000);
+  for (const worker of workers.replicas) {
+    await worker.process.waitForStdoutLine((line) => line.includes('"Worker started"'), 180_000);
+  }
   await watcher.waitForStdoutLine((line) => line.includes('"Became leader"'), 60_000);
-  log(`worker (pid ${roles.worker.pid}) and watcher (pid ${watcher.pid}) up`);
+  log(
+    `workers (pids ${workers.replicas.map((worker) => worker.process.pid).join(', ')}) and watcher (pid ${watcher.pid}) up`,
+  );
 
   const pids = (): Record<string, number | undefined> => ({
-    worker: roles.worker.hasExited ? undefined : roles.worker.pid,
+    ...Object.fromEntries(
+      workers.replicas.map((worker) => [
+        `worker-${worker.slot}`,
+        worker.process.hasExited ? undefined : worker.process.pid,
+      ]),
+    ),
     watcher: watcher.pid,
     'temporal server': temporalPid,
     'kube-apiserver': apiserverPid,
   });
   const tracker = new ServedTracker(kube);
   const snapshot = async (): Promise<Snapshot> => {
+    workers.sample();
+    const live = workers.replicas.filter((worker) => !worker.process.hasExited);
+    const histograms = await Promise.all(
+      live.map((worker) => prometheusHistogram(worker.metricsUrl, 'eniflow_pod_ip_ready_seconds')),
+    );
     const processes: Record<string, ProcessSample | undefined> = {};
     for (const [name, pid] of Object.entries(pids()))
       processes[name] = pid === undefined ? undefined : sampleProcess(pid);
@@ -209,9 +228,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
       ecs: await ecsCalls.drain(),
       history: await historyTotals(client, TASK_QUEUE),
       signals: await prometheusCounter(`${watcherHealthUrl}/metrics`, 'eniflow_watcher_signals_sent_total'),
-      ...(roles.worker.hasExited
-        ? {}
-        : { podIpReady: await prometheusHistogram(workerMetricsUrl, 'eniflow_pod_ip_ready_seconds') }),
+      ...(live.length === 0 ? {} : { podIpReady: sumHistograms(histograms) }),
     };
   };
 
@@ -228,13 +245,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     client,
     tracker,
     watcher,
-    get worker() {
-      return roles.worker;
-    },
-    set worker(next: ManagedProcess) {
-      roles.worker = next;
-    },
-    startWorker,
+    workers,
     snapshot,
     get keepLogs() {
       return state.keepLogs;
