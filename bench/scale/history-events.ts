@@ -15,6 +15,8 @@ export interface BenchEvent {
   atMs: number;
   /** The event type without its prefix, in PascalCase: `ActivityTaskStarted`. */
   type: string;
+  /** Protobuf-encoded size, what the event adds to the history's size. */
+  bytes?: number;
   /** Activity tasks (resolved through the scheduled event) and local-activity markers. */
   activityType?: string;
   /** ActivityTaskStarted: the attempt that finished (retries before it write no event). Local activities too. */
@@ -78,7 +80,12 @@ export function toBenchEvents(events: readonly ProtoEvent[]): BenchEvent[] {
   const activityTypes = new Map<number, string>();
   return events.map((event) => {
     const id = Number(event.eventId ?? 0);
-    const out: BenchEvent = { id, atMs: epochMs(event.eventTime), type: eventTypeName(event.eventType ?? 0) };
+    const out: BenchEvent = {
+      id,
+      atMs: epochMs(event.eventTime),
+      type: eventTypeName(event.eventType ?? 0),
+      bytes: proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length,
+    };
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled != null) {
       const type = scheduled.activityType?.name ?? '';

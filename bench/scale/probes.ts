@@ -163,6 +163,18 @@ export async function prometheusHistogram(url: string, metric: string): Promise<
   return { buckets, count };
 }
 
+/** Several processes' histograms as one: counts added bucket by bucket (bounds missing from one count as 0 there). */
+export function sumHistograms(histograms: readonly ScrapedHistogram[]): ScrapedHistogram {
+  const byBound = new Map<number, number>();
+  for (const histogram of histograms) {
+    for (const bucket of histogram.buckets) byBound.set(bucket.le, (byBound.get(bucket.le) ?? 0) + bucket.count);
+  }
+  return {
+    buckets: [...byBound].sort((a, b) => a[0] - b[0]).map(([le, count]) => ({ le, count })),
+    count: histograms.reduce((sum, histogram) => sum + histogram.count, 0),
+  };
+}
+
 /** `later − earlier`, bucket by bucket: the observations made between two scrapes of one process. */
 export function histogramSince(later: ScrapedHistogram, earlier: ScrapedHistogram): ScrapedHistogram {
   const before = new Map(earlier.buckets.map((bucket) => [bucket.le, bucket.count]));

@@ -2,6 +2,8 @@
 import type { Counts } from './probes.js';
 import { formatTimeline } from './timeline.js';
 import type { NodeTimeline } from './timeline.js';
+import type { TemporalCost } from './temporal-cost.js';
+import type { AuditResult } from './phases.js';
 
 export interface LatencySummary {
   count: number;
@@ -80,15 +82,48 @@ export interface ScaleReport {
     /** Per node since its workflow started (node creation, burst and idle window). */
     perNodeTotal: { events: number; bytes: number };
   };
+  /** What the node workflows cost Temporal, from their histories. */
+  temporal: {
+    /** The whole cluster in the burst window (first pod created → settled) and in the idle window. */
+    burst: TemporalCost;
+    idle: TemporalCost;
+    perPodServed: TemporalCost;
+    /** The idle window's cost for one node, scaled to 24 hours. */
+    perIdleNodeDay: TemporalCost;
+  };
   processes: ProcessFigures[];
+  workers: {
+    replicas: number;
+    /** Every worker process the run started: the replicas, their rolling-update replacements, the restarted one. */
+    processes: {
+      name: string;
+      replica: number;
+      pid: number;
+      /** Its Temporal identity (`pid@host`), as the history events name it. */
+      identity: string;
+      /** WorkflowTaskStarted events with its identity, over the whole run (node workflows). */
+      workflowTasks: number;
+      /** ActivityTaskStarted events with its identity: the activities whose last attempt it ran. */
+      activityTasks: number;
+      /** CPU seconds over its life (its last sample before it stopped or at the end). */
+      cpuSeconds: number;
+      peakRssMiB: number;
+    }[];
+    /** Tasks whose identity is none of these processes (0 unless the SDK's identity is not `pid@host`). */
+    otherIdentities: { identities: string[]; workflowTasks: number; activityTasks: number };
+  };
   restart: {
     /** New worker process spawned → "Worker started" logged (connected, workflow bundle built). */
     workerStartSeconds: number;
     /** New worker process spawned (old one SIGKILLed) → a pod created at that moment has its IP in the CR. */
     servedSeconds: number;
+    /** With 2 replicas or more: each replaced in turn (SIGTERM, new one started), a pod created as the roll starts. */
+    rollingUpdate?: { replicas: number; rollSeconds: number; servedSeconds: number };
   };
   /** The first node's burst: its pods and its workflow's history events, from the first pod's creation to settled. */
   timeline: NodeTimeline;
+  /** The zero-leak audit at the end (test/support/audit.ts); not clean makes the benchmark exit non-zero. */
+  audit: AuditResult;
   notes: string[];
 }
 
@@ -125,6 +160,52 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 function countsLine(counts: Counts, digits: number): string {
   const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
   return entries.length === 0 ? '-' : entries.map(([key, value]) => `${key} ${fixed(value, digits)}`).join(', ');
+}
+
+function temporalTable(temporal: ScaleReport['temporal']): string[] {
+  const { perPodServed: pod, perIdleNodeDay: day } = temporal;
+  const row = (name: string, value: (cost: TemporalCost) => number, digits = 2): string[] => [
+    name,
+    fixed(value(pod), digits),
+    fixed(value(day), digits),
+  ];
+  return table(
+    ['Temporal cost (node workflows)', 'per pod served (burst)', 'per idle node-day'],
+    [
+      row('workflow tasks', (cost) => cost.workflowTasks),
+      row('activity tasks (attempts)', (cost) => cost.activityTasks),
+      row('local activities', (cost) => cost.localActivities),
+      row('timers started', (cost) => cost.timersStarted),
+      row('signals received', (cost) => cost.signals),
+      row('history events', (cost) => cost.events),
+      ['history bytes', kib(pod.bytes), kib(day.bytes)],
+      row('Temporal Cloud actions', (cost) => cost.actions),
+      ['actions by kind', countsLine(pod.actionsByKind, 2), countsLine(day.actionsByKind, 2)],
+    ],
+  );
+}
+
+function workersTable(workers: ScaleReport['workers']): string[] {
+  const other = workers.otherIdentities;
+  return [
+    ...table(
+      ['worker process', 'replica', 'workflow tasks', 'activity tasks', 'CPU s (life)', 'peak RSS'],
+      workers.processes.map((process) => [
+        `${process.name} (pid ${process.pid})`,
+        String(process.replica),
+        String(process.workflowTasks),
+        String(process.activityTasks),
+        fixed(process.cpuSeconds),
+        `${fixed(process.peakRssMiB, 0)} MiB`,
+      ]),
+    ),
+    ...(other.identities.length === 0
+      ? []
+      : [
+          '',
+          `Tasks of other identities (${other.identities.join(', ')}): ${other.workflowTasks} workflow, ${other.activityTasks} activity.`,
+        ]),
+  ];
 }
 
 /** The report as Markdown tables (what docs/benchmarks.md shows). */
@@ -184,6 +265,14 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
         ],
         ['restart: new worker spawned → "Worker started"', seconds(report.restart.workerStartSeconds * 1000)],
         ['restart: new worker spawned → new pod served', seconds(report.restart.servedSeconds * 1000)],
+        ...(report.restart.rollingUpdate === undefined
+          ? []
+          : [
+              [
+                `rolling update of ${report.restart.rollingUpdate.replicas} workers: roll / pod served`,
+                `${seconds(report.restart.rollingUpdate.rollSeconds * 1000)} / ${seconds(report.restart.rollingUpdate.servedSeconds * 1000)}`,
+              ],
+            ]),
       ],
     ),
     '',
@@ -198,6 +287,8 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       ]),
     ),
   ];
+  lines.push('', ...temporalTable(report.temporal), '', ...workersTable(report.workers));
+  lines.push('', ...report.audit.lines.map((line) => `- ${line}`));
   if (report.notes.length > 0) lines.push('', ...report.notes.map((note) => `- ${note}`));
   if (options.timeline) lines.push('', '```text', ...formatTimeline(report.timeline), '```');
   return `${lines.join('\n')}\n`;

@@ -1,0 +1,229 @@
+/** Turns the phases' snapshots and timings into the report: differences between snapshots, per pod, per hour. */
+import { cpus, loadavg } from 'node:os';
+
+import { diffCounts, histogramQuantile, histogramSince, sumCounts } from './probes.js';
+import type { Counts, HistoryTotals, ScrapedHistogram } from './probes.js';
+import { summarizeLatencies } from './report.js';
+import type { ProcessFigures, ScaleReport } from './report.js';
+import type { Options } from './options.js';
+import type { AuditResult, BurstResult, RestartResult, RollResult } from './phases.js';
+import type { WorkerSet } from './workers.js';
+import { ECS_LATENCY_MS } from './stack.js';
+import type { Snapshot } from './stack.js';
+import type { NodeTimeline } from './timeline.js';
+import type { BenchEvent } from './history-events.js';
+import { scaleCost, tasksByIdentity, temporalCost } from './temporal-cost.js';
+
+export interface RunResults {
+  options: Options;
+  loadAverageAtStart: number[];
+  nodesWarmMs: number;
+  burst: BurstResult;
+  /** Latency (ms) of each burst pod served. */
+  latencies: number[];
+  afterIdle: Snapshot;
+  /** Every worker process of the run; their last samples give CPU and peak memory. */
+  workers: WorkerSet;
+  roll: RollResult | undefined;
+  restart: RestartResult;
+  final: Snapshot;
+  ecsLost: number;
+  timeline: NodeTimeline;
+  /** Every run of every node workflow, read at the end. */
+  runs: BenchEvent[][];
+  audit: AuditResult;
+}
+
+const scale = (counts: Counts, factor: number): Counts =>
+  Object.fromEntries(Object.entries(counts).map(([key, value]) => [key, value * factor]));
+
+const byVerb = (detail: Counts): Counts => {
+  const out: Counts = {};
+  for (const [key, value] of Object.entries(detail)) {
+    const verb = key.split(' ')[0] ?? key;
+    out[verb] = (out[verb] ?? 0) + value;
+  }
+  return out;
+};
+
+/** eniflow's apiserver requests between two snapshots: the server's counters minus the benchmark's own. */
+const eniflowRequests = (from: Snapshot, to: Snapshot): Counts =>
+  diffCounts(diffCounts(to.apiserver, from.apiserver), diffCounts(to.ownRequests, from.ownRequests));
+
+/** Each worker process's tasks (by the identity in the history events), CPU and peak memory over its life. */
+function workerFigures(results: RunResults): ScaleReport['workers'] {
+  const tasks = tasksByIdentity(results.runs);
+  const processes = results.workers.all.map((worker) => ({
+    name: worker.name,
+    replica: worker.slot,
+    pid: worker.process.pid,
+    identity: worker.identity,
+    workflowTasks: tasks.get(worker.identity)?.workflowTasks ?? 0,
+    activityTasks: tasks.get(worker.identity)?.activityTasks ?? 0,
+    cpuSeconds: worker.lastSample?.cpuSeconds ?? Number.NaN,
+    peakRssMiB: (worker.lastSample?.peakRssBytes ?? Number.NaN) / 1024 / 1024,
+  }));
+  const known = new Set(processes.map((process) => process.identity));
+  const unknown = [...tasks].filter(([identity]) => !known.has(identity));
+  return {
+    replicas: results.options.workers,
+    processes,
+    otherIdentities: {
+      identities: unknown.map(([identity]) => identity),
+      workflowTasks: unknown.reduce((sum, [, count]) => sum + count.workflowTasks, 0),
+      activityTasks: unknown.reduce((sum, [, count]) => sum + count.activityTasks, 0),
+    },
+  };
+}
+
+export function assembleReport(results: RunResults): ScaleReport {
+  const { options, burst, afterIdle, final } = results;
+  const { before: beforeBurst, after: afterBurst } = burst;
+  const idleMs = afterIdle.atMs - afterBurst.atMs;
+  const perHour = 3_600_000 / idleMs;
+  const burstDetail = eniflowRequests(beforeBurst, afterBurst);
+  const idleDetail = scale(eniflowRequests(afterBurst, afterIdle), perHour);
+  const podCount = burst.pods.length;
+  const burstEcs = diffCounts(afterBurst.ecs, beforeBurst.ecs);
+  const cpu = (name: string, from: Snapshot, to: Snapshot): number =>
+    (to.processes[name]?.cpuSeconds ?? Number.NaN) - (from.processes[name]?.cpuSeconds ?? Number.NaN);
+  const firstWorkers = results.workers.all.slice(0, options.workers);
+  const processNames = [
+    ...firstWorkers.map((worker) => worker.name),
+    'watcher',
+    'temporal server',
+    'kube-apiserver',
+    'bench + emulator',
+  ];
+  const processes: ProcessFigures[] = processNames.map((name) => {
+    const worker = firstWorkers.find((candidate) => candidate.name === name);
+    const peak = worker === undefined ? (final.processes[name] ?? afterIdle.processes[name]) : worker.lastSample;
+    const idle = cpu(name, afterBurst, afterIdle);
+    return {
+      name: worker === undefined ? name : `${options.workers === 1 ? 'worker' : name} (first process)`,
+      cpuSecondsBurst: cpu(name, beforeBurst, afterBurst),
+      cpuSecondsIdle: idle,
+      cpuSecondsPerIdleHour: idle * perHour,
+      peakRssMiB: (peak?.peakRssBytes ?? Number.NaN) / 1024 / 1024,
+    };
+  });
+  const perNode = (from: HistoryTotals, to: HistoryTotals, factor = 1): { events: number; bytes: number } => ({
+    events: ((to.events - from.events) / options.nodes) * factor,
+    bytes: ((to.bytes - from.bytes) / options.nodes) * factor,
+  });
+  const noHistogram: ScrapedHistogram = { buckets: [], count: 0 };
+  const burstHistogram = histogramSince(afterBurst.podIpReady ?? noHistogram, beforeBurst.podIpReady ?? noHistogram);
+  const noHistory: HistoryTotals = { workflows: 0, runs: 0, events: 0, bytes: 0 };
+  const epochMs = (performanceMs: number): number => performance.timeOrigin + performanceMs;
+  const burstCost = temporalCost({
+    runs: results.runs,
+    fromMs: epochMs(burst.startMs),
+    toMs: epochMs(afterBurst.atMs),
+  });
+  const idleCost = temporalCost({
+    runs: results.runs,
+    fromMs: epochMs(afterBurst.atMs),
+    toMs: epochMs(afterIdle.atMs),
+  });
+  return {
+    date: new Date().toISOString(),
+    command: `npm run bench:scale -- ${process.argv.slice(2).join(' ')}`.trim(),
+    machine: {
+      cpus: cpus().length,
+      node: process.version,
+      loadAverageAtStart: results.loadAverageAtStart,
+      loadAverageAtEnd: loadavg(),
+    },
+    config: {
+      nodes: options.nodes,
+      podsPerNode: options.pods,
+      idleSeconds: options.idleSeconds,
+      ecsLatencyMs: ECS_LATENCY_MS,
+      attachMs: options.attachMs,
+      eniPollIntervalMs: options.eniPollIntervalMs,
+      pool: options.pool,
+    },
+    nodesWarmSeconds: results.nodesWarmMs / 1000,
+    burst: {
+      pods: podCount,
+      served: results.latencies.length,
+      createSeconds: burst.createMs / 1000,
+      latencyMs: summarizeLatencies(results.latencies),
+      workerHistogram: {
+        count: burstHistogram.count,
+        p50Seconds: histogramQuantile(0.5, burstHistogram),
+        p99Seconds: histogramQuantile(0.99, burstHistogram),
+      },
+      allServedSeconds: burst.allServedMs / 1000,
+      settledSeconds: burst.settledMs / 1000,
+    },
+    ecs: {
+      callsPerPod: scale(burstEcs, 1 / podCount),
+      callsPerPodTotal: sumCounts(burstEcs) / podCount,
+      idleCallsPerHour: scale(diffCounts(afterIdle.ecs, afterBurst.ecs), perHour),
+      lost: results.ecsLost,
+    },
+    apiserver: {
+      burstByVerb: byVerb(burstDetail),
+      idlePerHourByVerb: byVerb(idleDetail),
+      burstDetail,
+      idlePerHourDetail: idleDetail,
+    },
+    watcherSignals: {
+      burst: afterBurst.signals - beforeBurst.signals,
+      idlePerHour: (afterIdle.signals - afterBurst.signals) * perHour,
+    },
+    history: {
+      workflows: afterIdle.history.workflows,
+      runs: afterIdle.history.runs,
+      perNodeBurst: perNode(beforeBurst.history, afterBurst.history),
+      perNodeIdleHour: perNode(afterBurst.history, afterIdle.history, perHour),
+      perNodeTotal: perNode(noHistory, afterIdle.history),
+    },
+    temporal: {
+      burst: burstCost,
+      idle: idleCost,
+      perPodServed: scaleCost(burstCost, 1 / results.latencies.length),
+      perIdleNodeDay: scaleCost(idleCost, 86_400_000 / idleMs / options.nodes),
+    },
+    processes,
+    workers: workerFigures(results),
+    restart: {
+      workerStartSeconds: results.restart.workerStartMs / 1000,
+      servedSeconds: results.restart.servedMs / 1000,
+      ...(results.roll === undefined
+        ? {}
+        : {
+            rollingUpdate: {
+              replicas: results.roll.replicas,
+              rollSeconds: results.roll.rollMs / 1000,
+              servedSeconds: results.roll.servedMs / 1000,
+            },
+          }),
+    },
+    timeline: results.timeline,
+    audit: results.audit,
+    notes: [
+      `Per-hour figures are the ${options.idleSeconds} s idle window scaled to an hour. The workflow's own timers ` +
+        '(a safety-net pass every 6–7.5 h, the OpenAPI resync every 12–24 h; GC passes only while there is work) ' +
+        'are hours apart, so a short window shows none of them: add one pass per node per 6 h for the safety net.',
+      'apiserver requests are the server counters for pods, nodes, Node CRs, events and leases minus the ' +
+        "benchmark's own requests (node, CR and pod creation, its CR watch); the apiserver's own lease renewals " +
+        'remain in the lease counts.',
+      "Temporal cost: counted from the node workflows' histories (every run), the events in the burst window " +
+        '(first pod created → settled) divided by the pods served, and in the idle window scaled to one node for ' +
+        `24 h (the window is ${options.idleSeconds} s). Activity tasks are attempts; Temporal Cloud Actions follow ` +
+        'docs.temporal.io/cloud/actions (local activities of one workflow task count once); queries and activity ' +
+        'heartbeats leave no event and are not counted.',
+      ...(options.workers > 1
+        ? [
+            `${options.workers} worker replicas: the kill -9 restart replaces replica 1 while the others keep serving, ` +
+              'so its pod may be served before the new process has started. Worker tasks per process come from the ' +
+              "history events' identity (`pid@host`); an activity counts for the process of its last attempt.",
+          ]
+        : []),
+      '"bench + emulator" is this process: the ECS emulator runs in it, with the benchmark driver.',
+      ...(results.ecsLost > 0 ? [`The emulator's call log dropped ${results.ecsLost} calls: ECS counts are low.`] : []),
+    ],
+  };
+}

@@ -1,0 +1,94 @@
+/** The scale benchmark's command line: its options, their defaults and the presets. */
+import { parseArgs } from 'node:util';
+
+import type { PoolSize } from './cluster.js';
+
+export interface Options {
+  nodes: number;
+  pods: number;
+  idleSeconds: number;
+  eniPollIntervalMs: number;
+  timeoutSeconds: number;
+  json: boolean;
+  /** Keep the run directory (server, worker and watcher logs) after a successful run too. */
+  keepLogs: boolean;
+  /** Also write the JSON report to this file (the table still goes to stdout). */
+  jsonFile?: string;
+  /** The watcher's `NODE_WORKFLOW_SETTINGS` (JSON), to measure a setting such as `maxBatchWindowMs`. */
+  nodeSettings?: string;
+  /** The emulator's attach (and detach, delete) transition time. */
+  attachMs: number;
+  /** Every node CR's warm pool. */
+  pool: PoolSize;
+  /** Print the first node's burst timeline in the Markdown report (the JSON report always has it). */
+  timeline: boolean;
+  /** Worker processes on the task queue; with 2 or more the restart phase also measures a rolling update. */
+  workers: number;
+}
+
+export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
+  /** What CI can afford as a smoke run: every figure present, no timing asserted. */
+  smoke: { nodes: 3, pods: 5, idleSeconds: 10 },
+  /**
+   * The cold path as Terway was measured against it (issue 20): no warm pool, so every pod waits for a new ENI,
+   * with a 2.5 s attach. Use --nodes 40 for the larger run.
+   */
+  cold: { nodes: 5, pods: 20, idleSeconds: 10, attachMs: 2_500, pool: { min: 0, max: 5 } },
+};
+
+export function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      preset: { type: 'string' },
+      nodes: { type: 'string' },
+      pods: { type: 'string' },
+      'idle-seconds': { type: 'string' },
+      'eni-poll-ms': { type: 'string' },
+      'timeout-seconds': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      'json-file': { type: 'string' },
+      'keep-logs': { type: 'boolean', default: false },
+      'node-settings': { type: 'string' },
+      'attach-ms': { type: 'string' },
+      pool: { type: 'string' },
+      timeline: { type: 'boolean', default: false },
+      workers: { type: 'string' },
+    },
+    strict: true,
+  });
+  const preset = values.preset === undefined ? {} : PRESETS[values.preset];
+  if (preset === undefined)
+    throw new Error(`unknown preset "${values.preset ?? ''}" (known: ${Object.keys(PRESETS).join(', ')})`);
+  const int = (text: string | undefined, fallback: number, name: string): number => {
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
+    return value;
+  };
+  return {
+    nodes: int(values.nodes, preset.nodes ?? 10, 'nodes'),
+    pods: int(values.pods, preset.pods ?? 25, 'pods'),
+    idleSeconds: int(values['idle-seconds'], preset.idleSeconds ?? 600, 'idle-seconds'),
+    eniPollIntervalMs: int(values['eni-poll-ms'], 3_000, 'eni-poll-ms'),
+    timeoutSeconds: int(values['timeout-seconds'], 900, 'timeout-seconds'),
+    json: values.json,
+    keepLogs: values['keep-logs'],
+    ...(values['json-file'] === undefined ? {} : { jsonFile: values['json-file'] }),
+    ...(values['node-settings'] === undefined ? {} : { nodeSettings: values['node-settings'] }),
+    attachMs: int(values['attach-ms'], preset.attachMs ?? 2_000, 'attach-ms'),
+    pool: values.pool === undefined ? (preset.pool ?? { min: 2, max: 5 }) : parsePool(values.pool),
+    timeline: values.timeline,
+    workers: int(values.workers, 1, 'workers'),
+  };
+}
+
+/** `--pool MIN-MAX`, e.g. `0-5`. */
+function parsePool(text: string): PoolSize {
+  const match = /^(\d+)-(\d+)$/.exec(text);
+  const min = Number(match?.[1]);
+  const max = Number(match?.[2]);
+  if (match === null || min > max || max === 0)
+    throw new Error(`--pool must be MIN-MAX with MIN <= MAX and MAX > 0, got "${text}"`);
+  return { min, max };
+}

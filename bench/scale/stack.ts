@@ -1,0 +1,257 @@
+/**
+ * The scale benchmark's stack: the test servers, the ECS emulator in this process, the Temporal and Kubernetes
+ * clients, the worker and the watcher as separate processes configured as deployed, and a snapshot of every counter
+ * the report subtracts. Every start registers its stop with the cleanup.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+
+import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
+import { ManagedProcess } from '../../scripts/lib/managed-process.js';
+import { TEST_ENV_VARS } from '../../scripts/lib/test-env-vars.js';
+import { describeError, startTestServers } from '../../scripts/lib/test-servers.js';
+import type { TestServers } from '../../scripts/lib/test-servers.js';
+import { startEcsEmulator } from '../../src/ecs-emulator/index.js';
+import type { EcsEmulator } from '../../src/ecs-emulator/index.js';
+import { BenchKube, ServedTracker, scaleFixture } from './cluster.js';
+import type { Options } from './options.js';
+import { WorkerSet } from './workers.js';
+import {
+  EcsCallCounter,
+  apiserverRequestsByVerb,
+  historyTotals,
+  prometheusCounter,
+  prometheusHistogram,
+  sampleProcess,
+  sampleSelf,
+  sumHistograms,
+} from './probes.js';
+import type { ApiserverAccess, Counts, HistoryTotals, ProcessSample, ScrapedHistogram } from './probes.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const TASK_QUEUE = 'eniflow-bench';
+export const ECS_LATENCY_MS = { min: 30, max: 50 } as const;
+
+export const log = (line: string): void => {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+};
+
+/** Cleanup steps, run last-in first-out exactly once (normal end, failure or signal). */
+export class Cleanup {
+  private readonly steps: { name: string; run: () => unknown }[] = [];
+  private running: Promise<void> | undefined;
+
+  add(name: string, run: () => unknown): void {
+    this.steps.push({ name, run });
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        await Promise.resolve()
+          .then(step.run)
+          .catch((error: unknown) => {
+            log(`stopping ${step.name} failed: ${describeError(error)}`);
+          });
+      }
+    })();
+    return this.running;
+  }
+}
+
+/** Everything measured at one instant, to subtract phases from each other. */
+export interface Snapshot {
+  atMs: number;
+  processes: Record<string, ProcessSample | undefined>;
+  apiserver: Counts;
+  ownRequests: Counts;
+  ecs: Counts;
+  history: HistoryTotals;
+  signals: number;
+  /** The running replicas' pod → IP histograms, summed. */
+  podIpReady?: ScrapedHistogram;
+}
+
+/** The running stack; the rolling update and the restart replace worker processes. */
+export interface Stack {
+  readonly options: Options;
+  readonly servers: TestServers;
+  readonly emulator: EcsEmulator;
+  readonly ecsCalls: EcsCallCounter;
+  readonly kube: BenchKube;
+  readonly client: Client;
+  readonly tracker: ServedTracker;
+  readonly watcher: ManagedProcess;
+  readonly workers: WorkerSet;
+  snapshot(): Promise<Snapshot>;
+  /** Whether the test servers keep the run directory when stopped (true until the run succeeds). */
+  keepLogs: boolean;
+}
+
+function startRole(input: { name: string; script: string; env: NodeJS.ProcessEnv; logDir: string }): ManagedProcess {
+  return new ManagedProcess({
+    name: input.name,
+    command: process.execPath,
+    // tsx's ESM hooks only: src/ is all ESM, and without the CommonJS hooks the thousands of require() calls inside
+    // node_modules skip tsx's resolver (about 0.7 s less CPU per worker start).
+    args: ['--import', 'tsx/esm', input.script],
+    cwd: REPO_ROOT,
+    env: input.env,
+    logPath: join(input.logDir, `${input.name}.log`),
+  });
+}
+
+export async function startStack(options: Options, cleanup: Cleanup): Promise<Stack> {
+  const servers: TestServers = await startTestServers({ log });
+  // Assigned below; the cleanup step only runs after startStack returned or failed.
+  const state = { keepLogs: true };
+  cleanup.add('test servers', () => servers.stop({ keepLogs: state.keepLogs }));
+  const temporalPid = servers.servers.find((server) => server.name === 'temporal')?.details?.pid;
+  const apiserverPid = servers.servers.find((server) => server.name === 'kube-apiserver')?.details?.pid;
+
+  const emulator: EcsEmulator = await startEcsEmulator({
+    fixture: await scaleFixture(options.nodes),
+    settings: {
+      latency: { '*': { minMs: ECS_LATENCY_MS.min, maxMs: ECS_LATENCY_MS.max } },
+      transitionDelays: { attachMs: options.attachMs, detachMs: options.attachMs, deleteMs: options.attachMs },
+      callLogCapacity: 100_000,
+    },
+  });
+  cleanup.add('ECS emulator', () => emulator.close());
+  log(`ECS emulator on ${emulator.endpoint} with ${options.nodes} instances`);
+  const ecsCalls = new EcsCallCounter(emulator.admin);
+  ecsCalls.start();
+  cleanup.add('ECS call counter', () => {
+    ecsCalls.stop();
+  });
+
+  const kubeconfigPath = servers.env[TEST_ENV_VARS.kubeconfig] ?? '';
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  const kube = new BenchKube(kubeConfig);
+  const access: ApiserverAccess = {
+    url: servers.env[TEST_ENV_VARS.kubeServer] ?? '',
+    caFile: servers.env[TEST_ENV_VARS.kubeCaFile] ?? '',
+    token: servers.env[TEST_ENV_VARS.kubeToken] ?? '',
+  };
+  const temporalAddress = servers.env[TEST_ENV_VARS.temporalAddress] ?? '';
+  const connection = await Connection.connect({ address: temporalAddress });
+  cleanup.add('Temporal client', () => connection.close());
+  const client = new Client({ connection, namespace: 'default' });
+
+  const [watcherHealthPort] = await reserveFreePorts(1);
+  const roleEnv: NodeJS.ProcessEnv = {
+    PATH: process.env['PATH'],
+    HOME: process.env['HOME'],
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+    KUBECONFIG: kubeconfigPath,
+    ECS_REGION_ID: emulator.regionId,
+    ECS_ENDPOINT: emulator.endpoint,
+    ECS_PROTOCOL: 'http',
+    ALIBABA_CLOUD_ACCESS_KEY_ID: emulator.accessKeyId,
+    ALIBABA_CLOUD_ACCESS_KEY_SECRET: emulator.accessKeySecret,
+    ENI_POLL_INTERVAL_MS: String(options.eniPollIntervalMs),
+    LOG_LEVEL: 'info',
+  };
+  const watcherHealthUrl = `http://127.0.0.1:${watcherHealthPort ?? 0}`;
+  const watcherEnv = {
+    ...roleEnv,
+    LEASE_NAMESPACE: 'default',
+    ENIFLOW_CLUSTER_ID: 'eniflow-bench',
+    POD_IDENTITY: 'bench-watcher',
+    HEALTH_ADDRESS: `127.0.0.1:${watcherHealthPort ?? 0}`,
+    ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: options.nodeSettings }),
+  };
+
+  // Fresh ports for every process: a replacement starts while the process it replaces still drains.
+  const workers = new WorkerSet(async (name) => {
+    const [metricsPort, healthPort] = await reserveFreePorts(2);
+    const env = {
+      ...roleEnv,
+      METRICS_ADDRESS: `127.0.0.1:${metricsPort ?? 0}`,
+      HEALTH_ADDRESS: `127.0.0.1:${healthPort ?? 0}`,
+    };
+    return {
+      process: startRole({ name, script: 'src/worker/main.ts', env, logDir: servers.runDir }),
+      metricsUrl: `http://127.0.0.1:${healthPort ?? 0}/metrics`,
+    };
+  });
+  cleanup.add('workers', () => workers.stopAll(10_000));
+  for (let slot = 1; slot <= options.workers; slot += 1) await workers.start(slot, `worker-${slot}`);
+  const watcher = startRole({
+    name: 'watcher',
+    script: 'src/watcher/main.ts',
+    env: watcherEnv,
+    logDir: servers.runDir,
+  });
+  cleanup.add('watcher', () => watcher.stop(10_000));
+  for (const worker of workers.replicas) {
+    await worker.process.waitForStdoutLine((line) => line.includes('"Worker started"'), 180_000);
+  }
+  await watcher.waitForStdoutLine((line) => line.includes('"Became leader"'), 60_000);
+  log(
+    `workers (pids ${workers.replicas.map((worker) => worker.process.pid).join(', ')}) and watcher (pid ${watcher.pid}) up`,
+  );
+
+  const pids = (): Record<string, number | undefined> => ({
+    ...Object.fromEntries(
+      workers.replicas.map((worker) => [
+        `worker-${worker.slot}`,
+        worker.process.hasExited ? undefined : worker.process.pid,
+      ]),
+    ),
+    watcher: watcher.pid,
+    'temporal server': temporalPid,
+    'kube-apiserver': apiserverPid,
+  });
+  const tracker = new ServedTracker(kube);
+  const snapshot = async (): Promise<Snapshot> => {
+    workers.sample();
+    const live = workers.replicas.filter((worker) => !worker.process.hasExited);
+    const histograms = await Promise.all(
+      live.map((worker) => prometheusHistogram(worker.metricsUrl, 'eniflow_pod_ip_ready_seconds')),
+    );
+    const processes: Record<string, ProcessSample | undefined> = {};
+    for (const [name, pid] of Object.entries(pids()))
+      processes[name] = pid === undefined ? undefined : sampleProcess(pid);
+    processes['bench + emulator'] = sampleSelf();
+    return {
+      atMs: performance.now(),
+      processes,
+      apiserver: await apiserverRequestsByVerb(access),
+      ownRequests: { ...kube.ownRequests },
+      ecs: await ecsCalls.drain(),
+      history: await historyTotals(client, TASK_QUEUE),
+      signals: await prometheusCounter(`${watcherHealthUrl}/metrics`, 'eniflow_watcher_signals_sent_total'),
+      ...(live.length === 0 ? {} : { podIpReady: sumHistograms(histograms) }),
+    };
+  };
+
+  await tracker.start();
+  cleanup.add('CR watch', () => {
+    tracker.stop();
+  });
+  return {
+    options,
+    servers,
+    emulator,
+    ecsCalls,
+    kube,
+    client,
+    tracker,
+    watcher,
+    workers,
+    snapshot,
+    get keepLogs() {
+      return state.keepLogs;
+    },
+    set keepLogs(keep: boolean) {
+      state.keepLogs = keep;
+    },
+  };
+}
