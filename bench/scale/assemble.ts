@@ -142,6 +142,8 @@ export function assembleReport(results: RunResults): ScaleReport {
       attachMs: options.attachMs,
       eniPollIntervalMs: options.eniPollIntervalMs,
       pool: options.pool,
+      roles: options.dist ? 'dist' : 'src (tsx)',
+      ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
     },
     nodesWarmSeconds: results.nodesWarmMs / 1000,
     burst: {

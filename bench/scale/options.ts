@@ -24,6 +24,10 @@ export interface Options {
   timeline: boolean;
   /** Worker processes on the task queue; with 2 or more the restart phase also measures a rolling update. */
   workers: number;
+  /** Run worker and watcher from `dist/` (`npm run build`), as the image does, instead of from `src/` with tsx. */
+  dist: boolean;
+  /** NODE_OPTIONS of worker and watcher, e.g. heap flags as a Deployment sets them. */
+  nodeOptions?: string;
 }
 
 export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -54,6 +58,8 @@ export function parseOptions(argv: string[]): Options {
       pool: { type: 'string' },
       timeline: { type: 'boolean', default: false },
       workers: { type: 'string' },
+      dist: { type: 'boolean', default: false },
+      'node-options': { type: 'string' },
     },
     strict: true,
   });
@@ -80,6 +86,8 @@ export function parseOptions(argv: string[]): Options {
     pool: values.pool === undefined ? (preset.pool ?? { min: 2, max: 5 }) : parsePool(values.pool),
     timeline: values.timeline,
     workers: int(values.workers, 1, 'workers'),
+    dist: values.dist,
+    ...(values['node-options'] === undefined ? {} : { nodeOptions: values['node-options'] }),
   };
 }
 

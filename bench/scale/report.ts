@@ -35,6 +35,9 @@ export interface ScaleReport {
     attachMs: number;
     eniPollIntervalMs: number;
     pool: { min: number; max: number };
+    /** Where worker and watcher ran from: `dist` (as deployed) or `src (tsx)`. */
+    roles: string;
+    nodeOptions?: string;
   };
   /** From the first node created to every node's pool warm (minPoolSize idle IPs in its CR). */
   nodesWarmSeconds: number;
@@ -218,7 +221,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       `${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')} at start, ` +
       `${report.machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' ')} at end; ECS latency ` +
       `${config.ecsLatencyMs.min}–${config.ecsLatencyMs.max} ms, attach ${config.attachMs} ms, ENI poll ` +
-      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s.`,
+      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s, roles from ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}.`,
     '',
     ...table(
       ['figure', 'value'],

@@ -217,6 +217,8 @@ describe('kustomize build deploy', () => {
           LEASE_NAMESPACE: 'metadata.namespace',
           POD_NAME: 'metadata.name',
           HEALTH_ADDRESS: healthAddress,
+          // The young-generation cap of docs/memory.md, as the worker has it.
+          NODE_OPTIONS: '--max-semi-space-size=2',
           // Left empty on purpose: the watcher refuses to start until the operator sets this cluster's id.
           ENIFLOW_CLUSTER_ID: '',
         });

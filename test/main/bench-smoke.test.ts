@@ -48,7 +48,23 @@ describe('scale benchmark, smoke preset', () => {
     assert.equal(report.history.workflows, 3, 'one workflow per node');
     assertPositive(report.history.perNodeBurst.events, 'history events per node in the burst');
     assertPositive(report.history.perNodeBurst.bytes, 'history bytes per node in the burst');
-    assert.ok(report.history.perNodeIdleHour.events >= 0);
+    // Cost follows change: an idle node-hour writes less history than the burst wrote per node (0 when idle).
+    assert.ok(
+      report.history.perNodeIdleHour.events < report.history.perNodeBurst.events,
+      `idle events per node-hour ${report.history.perNodeIdleHour.events}, burst ${report.history.perNodeBurst.events}`,
+    );
+
+    // The Temporal bill, from the histories: every pod served cost some workflow tasks and actions; an idle
+    // node-day costs fewer actions than the burst's node did (the burst is 5 pods per node).
+    const { perPodServed, perIdleNodeDay } = report.temporal;
+    assertPositive(perPodServed.workflowTasks, 'workflow tasks per pod');
+    assertPositive(perPodServed.actions, 'Temporal actions per pod');
+    assert.ok(perPodServed.events >= perPodServed.workflowTasks, 'a workflow task is at least one history event');
+    assert.ok(
+      perIdleNodeDay.actions < perPodServed.actions * 5,
+      `idle actions per node-day ${perIdleNodeDay.actions}, burst per node ${perPodServed.actions * 5}`,
+    );
+    assert.equal(report.audit.clean, true, report.audit.lines.join('\n'));
 
     assert.deepEqual(
       report.processes.map((process) => process.name),
