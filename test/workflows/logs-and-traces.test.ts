@@ -177,15 +177,23 @@ describe('worker traces', () => {
         assert.match(attribute(ecsSpan, 'ecs.request_id') ?? '', /^[0-9A-F-]{36}$/);
         assert.equal(ecsSpan.traceId, activitySpan.traceId);
 
-        const statusWrite = spans.find(
-          (span) =>
-            span.name === 'Kubernetes replaceClusterCustomObjectStatus' &&
-            attribute(span, 'k8s.resource') === 'nodes' &&
-            spans.some(
-              (parent) =>
-                parent.spanId === span.parentSpanId &&
-                attribute(parent, 'temporalWorkflowId') === nodeWorkflowId(scenario.nodeName),
-            ),
+        // The status write (a local activity) may end its span after the watch saw the CR change: flush until
+        // it is exported.
+        const statusWrite = await pollUntil(
+          async () => {
+            await tracing.flush();
+            return spans.find(
+              (span) =>
+                span.name === 'Kubernetes replaceClusterCustomObjectStatus' &&
+                attribute(span, 'k8s.resource') === 'nodes' &&
+                spans.some(
+                  (parent) =>
+                    parent.spanId === span.parentSpanId &&
+                    attribute(parent, 'temporalWorkflowId') === nodeWorkflowId(scenario.nodeName),
+                ),
+            );
+          },
+          { description: 'the status write has its span', timeoutMs: 10_000, intervalMs: 100 },
         );
         assert.ok(statusWrite, 'the status write has its span');
         assert.deepEqual([...contentTypes], ['application/json']);
