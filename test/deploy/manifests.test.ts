@@ -218,7 +218,7 @@ describe('kustomize build deploy', () => {
           POD_NAME: 'metadata.name',
           HEALTH_ADDRESS: healthAddress,
           // The young-generation cap of docs/memory.md, as the worker has it.
-          NODE_OPTIONS: '--max-semi-space-size=2',
+          NODE_OPTIONS: '--max-semi-space-size=8',
           // Left empty on purpose: the watcher refuses to start until the operator sets this cluster's id.
           ENIFLOW_CLUSTER_ID: '',
         });
