@@ -7,7 +7,8 @@
  *
  * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 600] [--eni-poll-ms 3000]
  *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
- *        [--timeout-seconds 900] [--preset smoke] [--json | --json-file report.json] [--keep-logs] [--timeline]
+ *        [--timeout-seconds 900] [--preset smoke|cold|idle] [--json | --json-file report.json] [--keep-logs]
+ *        [--timeline] [--workers N] [--dist] [--node-options OPTS] [--period-scale N]
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -22,6 +23,8 @@ import { formatReport } from './scale/report.js';
 import type { ScaleReport } from './scale/report.js';
 import { Cleanup, log, startStack } from './scale/stack.js';
 import { nodeWorkflowRuns } from './scale/temporal-cost.js';
+import { workflowEvents } from './scale/history-events.js';
+import { JANITOR_WORKFLOW_ID } from '../src/shared/workflow-ids.js';
 
 async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const loadAverageAtStart = loadavg();
@@ -39,6 +42,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     stack.client,
     Array.from({ length: options.nodes }, (_, index) => benchNodeName(index)),
   );
+  const janitorRuns = await workflowEvents(stack.client, JANITOR_WORKFLOW_ID);
   stack.keepLogs = options.keepLogs;
   if (stack.keepLogs) log(`logs kept in ${stack.servers.runDir}`);
   return assembleReport({
@@ -55,6 +59,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     ecsLost: stack.ecsCalls.lost,
     timeline,
     runs,
+    janitorRuns,
     audit,
   });
 }

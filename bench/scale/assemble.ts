@@ -31,6 +31,8 @@ export interface RunResults {
   timeline: NodeTimeline;
   /** Every run of every node workflow, read at the end. */
   runs: BenchEvent[][];
+  /** Every run of the janitor workflow, read at the end. */
+  janitorRuns: BenchEvent[][];
   audit: AuditResult;
 }
 
@@ -81,6 +83,8 @@ export function assembleReport(results: RunResults): ScaleReport {
   const { before: beforeBurst, after: afterBurst } = burst;
   const idleMs = afterIdle.atMs - afterBurst.atMs;
   const perHour = 3_600_000 / idleMs;
+  // Timer-driven figures back to real time (see `--period-scale`); CPU, leases and signals run on real time anyway.
+  const perTimerHour = perHour / options.periodScale;
   const burstDetail = eniflowRequests(beforeBurst, afterBurst);
   const idleDetail = scale(eniflowRequests(afterBurst, afterIdle), perHour);
   const podCount = burst.pods.length;
@@ -142,6 +146,7 @@ export function assembleReport(results: RunResults): ScaleReport {
       attachMs: options.attachMs,
       eniPollIntervalMs: options.eniPollIntervalMs,
       pool: options.pool,
+      periodScale: options.periodScale,
       roles: options.dist ? 'dist' : 'src (tsx)',
       ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
     },
@@ -162,7 +167,7 @@ export function assembleReport(results: RunResults): ScaleReport {
     ecs: {
       callsPerPod: scale(burstEcs, 1 / podCount),
       callsPerPodTotal: sumCounts(burstEcs) / podCount,
-      idleCallsPerHour: scale(diffCounts(afterIdle.ecs, afterBurst.ecs), perHour),
+      idleCallsPerHour: scale(diffCounts(afterIdle.ecs, afterBurst.ecs), perTimerHour),
       lost: results.ecsLost,
     },
     apiserver: {
@@ -179,14 +184,18 @@ export function assembleReport(results: RunResults): ScaleReport {
       workflows: afterIdle.history.workflows,
       runs: afterIdle.history.runs,
       perNodeBurst: perNode(beforeBurst.history, afterBurst.history),
-      perNodeIdleHour: perNode(afterBurst.history, afterIdle.history, perHour),
+      perNodeIdleHour: perNode(afterBurst.history, afterIdle.history, perTimerHour),
       perNodeTotal: perNode(noHistory, afterIdle.history),
     },
     temporal: {
       burst: burstCost,
       idle: idleCost,
       perPodServed: scaleCost(burstCost, 1 / results.latencies.length),
-      perIdleNodeDay: scaleCost(idleCost, 86_400_000 / idleMs / options.nodes),
+      perIdleNodeDay: scaleCost(idleCost, 86_400_000 / idleMs / options.nodes / options.periodScale),
+      janitorPerIdleDay: scaleCost(
+        temporalCost({ runs: results.janitorRuns, fromMs: epochMs(afterBurst.atMs), toMs: epochMs(afterIdle.atMs) }),
+        86_400_000 / idleMs / options.periodScale,
+      ),
     },
     processes,
     workers: workerFigures(results),
@@ -206,9 +215,16 @@ export function assembleReport(results: RunResults): ScaleReport {
     timeline: results.timeline,
     audit: results.audit,
     notes: [
-      `Per-hour figures are the ${options.idleSeconds} s idle window scaled to an hour. The workflow's own timers ` +
-        '(a safety-net pass every 6–7.5 h, the OpenAPI resync every 12–24 h; GC passes only while there is work) ' +
-        'are hours apart, so a short window shows none of them: add one pass per node per 6 h for the safety net.',
+      options.periodScale === 1
+        ? `Per-hour figures are the ${options.idleSeconds} s idle window scaled to an hour. The workflow's own timers ` +
+          '(a safety-net pass every 6–7.5 h, the OpenAPI resync every 12–24 h; GC passes only while there is work) ' +
+          'are hours apart, so a short window shows none of them: add one pass per node per 6 h for the safety net ' +
+          '(or use --period-scale, --preset idle).'
+        : `The workflows' timers ran ${options.periodScale} times faster (--period-scale: safety-net pass, OpenAPI ` +
+          `resync, GC period, stuck backoff, run age, janitor interval), so the ${options.idleSeconds} s idle window ` +
+          `held ${((options.idleSeconds * options.periodScale) / 3600).toFixed(1)} h of timers. History, Temporal ` +
+          `cost and ECS calls per idle hour are divided by ${options.periodScale} back to real time; CPU, apiserver ` +
+          'requests (lease renewals) and signals run on real time and are not.',
       'apiserver requests are the server counters for pods, nodes, Node CRs, events and leases minus the ' +
         "benchmark's own requests (node, CR and pod creation, its CR watch); the apiserver's own lease renewals " +
         'remain in the lease counts.',

@@ -1,6 +1,9 @@
 /** The scale benchmark's command line: its options, their defaults and the presets. */
 import { parseArgs } from 'node:util';
 
+import { DEFAULT_JANITOR_SETTINGS } from '../../src/shared/janitor-settings.js';
+import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
+
 import type { PoolSize } from './cluster.js';
 
 export interface Options {
@@ -28,6 +31,12 @@ export interface Options {
   dist: boolean;
   /** NODE_OPTIONS of worker and watcher, e.g. heap flags as a Deployment sets them. */
   nodeOptions?: string;
+  /**
+   * Divides the periods of the workflows' own timers (safety-net pass, OpenAPI resync, GC period, stuck backoff,
+   * run age, the janitor's interval) by this, so a short idle window holds as many periodic passes as a long one;
+   * the idle figures driven by those timers (history, Temporal cost, ECS calls) are divided by it back to real time.
+   */
+  periodScale: number;
 }
 
 export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -38,7 +47,31 @@ export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
    * with a 2.5 s attach. Use --nodes 40 for the larger run.
    */
   cold: { nodes: 5, pods: 20, idleSeconds: 10, attachMs: 2_500, pool: { min: 0, max: 5 } },
+  /**
+   * Idle cost with every periodic pass in the window (issue 20): the timers 60 times faster, so the 30-minute window
+   * is 30 hours of timers — five safety-net passes (6–7.5 h), one or two OpenAPI resyncs (12–24 h) per node and 60
+   * janitor passes — read back per real hour.
+   */
+  idle: { nodes: 20, pods: 10, idleSeconds: 1_800, periodScale: 60 },
 };
+
+/** The node-workflow settings and the janitor interval with their periods divided by `scale` (1: unchanged). */
+export function scaledPeriods(
+  scale: number,
+  nodeSettingsJson: string | undefined,
+): { nodeSettings?: string; janitorIntervalSeconds?: number } {
+  if (scale === 1) return nodeSettingsJson === undefined ? {} : { nodeSettings: nodeSettingsJson };
+  const given = nodeSettingsJson === undefined ? {} : (JSON.parse(nodeSettingsJson) as Record<string, number>);
+  const scaled: Record<string, number> = {};
+  for (const key of PERIODIC_SETTINGS) scaled[key] = Math.max(1, Math.round(DEFAULT_NODE_SETTINGS[key] / scale));
+  return {
+    nodeSettings: JSON.stringify({ ...scaled, ...given }),
+    janitorIntervalSeconds: Math.max(1, Math.round(DEFAULT_JANITOR_SETTINGS.intervalMs / 1000 / scale)),
+  };
+}
+
+/** The node workflow's settings that set a period of its own timers. */
+const PERIODIC_SETTINGS = ['idleWakeMs', 'openApiSyncPeriodMs', 'gcPeriodMs', 'stuckBackoffMs', 'maxRunAgeMs'] as const;
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -60,6 +93,7 @@ export function parseOptions(argv: string[]): Options {
       workers: { type: 'string' },
       dist: { type: 'boolean', default: false },
       'node-options': { type: 'string' },
+      'period-scale': { type: 'string' },
     },
     strict: true,
   });
@@ -88,6 +122,7 @@ export function parseOptions(argv: string[]): Options {
     workers: int(values.workers, 1, 'workers'),
     dist: values.dist,
     ...(values['node-options'] === undefined ? {} : { nodeOptions: values['node-options'] }),
+    periodScale: int(values['period-scale'], preset.periodScale ?? 1, 'period-scale'),
   };
 }
 

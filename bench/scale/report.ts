@@ -35,6 +35,8 @@ export interface ScaleReport {
     attachMs: number;
     eniPollIntervalMs: number;
     pool: { min: number; max: number };
+    /** The workflows' timer periods were divided by this (`--period-scale`). */
+    periodScale: number;
     /** Where worker and watcher ran from: `dist` (as deployed) or `src (tsx)`. */
     roles: string;
     nodeOptions?: string;
@@ -93,6 +95,8 @@ export interface ScaleReport {
     perPodServed: TemporalCost;
     /** The idle window's cost for one node, scaled to 24 hours. */
     perIdleNodeDay: TemporalCost;
+    /** The orphan-ENI janitor (one workflow for the cluster) in the idle window, scaled to a day. */
+    janitorPerIdleDay: TemporalCost;
   };
   processes: ProcessFigures[];
   workers: {
@@ -185,7 +189,12 @@ function temporalTable(temporal: ScaleReport['temporal']): string[] {
       row('Temporal Cloud actions', (cost) => cost.actions),
       ['actions by kind', countsLine(pod.actionsByKind, 2), countsLine(day.actionsByKind, 2)],
     ],
-  );
+  ).concat([
+    '',
+    `The janitor (one workflow for the cluster) per idle day: ${fixed(temporal.janitorPerIdleDay.actions, 1)} ` +
+      `Temporal Cloud actions, ${fixed(temporal.janitorPerIdleDay.events, 1)} history events ` +
+      `(${kib(temporal.janitorPerIdleDay.bytes)}), ${fixed(temporal.janitorPerIdleDay.activityTasks, 1)} activity tasks.`,
+  ]);
 }
 
 function workersTable(workers: ScaleReport['workers']): string[] {
@@ -221,7 +230,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       `${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')} at start, ` +
       `${report.machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' ')} at end; ECS latency ` +
       `${config.ecsLatencyMs.min}–${config.ecsLatencyMs.max} ms, attach ${config.attachMs} ms, ENI poll ` +
-      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s, roles from ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}.`,
+      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s${config.periodScale === 1 ? '' : ` (timers ×${config.periodScale})`}, roles from ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}.`,
     '',
     ...table(
       ['figure', 'value'],

@@ -18,6 +18,7 @@ import type { TestServers } from '../../scripts/lib/test-servers.js';
 import { startEcsEmulator } from '../../src/ecs-emulator/index.js';
 import type { EcsEmulator } from '../../src/ecs-emulator/index.js';
 import { BenchKube, ServedTracker, scaleFixture } from './cluster.js';
+import { scaledPeriods } from './options.js';
 import type { Options } from './options.js';
 import { WorkerSet } from './workers.js';
 import {
@@ -174,13 +175,17 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     ...(options.nodeOptions === undefined ? {} : { NODE_OPTIONS: options.nodeOptions }),
   };
   const watcherHealthUrl = `http://127.0.0.1:${watcherHealthPort ?? 0}`;
+  const periods = scaledPeriods(options.periodScale, options.nodeSettings);
   const watcherEnv = {
     ...roleEnv,
     LEASE_NAMESPACE: 'default',
     ENIFLOW_CLUSTER_ID: 'eniflow-bench',
     POD_IDENTITY: 'bench-watcher',
     HEALTH_ADDRESS: `127.0.0.1:${watcherHealthPort ?? 0}`,
-    ...(options.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: options.nodeSettings }),
+    ...(periods.nodeSettings === undefined ? {} : { NODE_WORKFLOW_SETTINGS: periods.nodeSettings }),
+    ...(periods.janitorIntervalSeconds === undefined
+      ? {}
+      : { JANITOR_INTERVAL_SECONDS: String(periods.janitorIntervalSeconds) }),
   };
 
   // Fresh ports for every process: a replacement starts while the process it replaces still drains.

@@ -71,6 +71,8 @@ export const WATCHER_ENV = {
   ENIFLOW_VPC_ID: 'the cluster’s VPC id: the janitor then lists only ENIs in this VPC (default: no VPC filter)',
   JANITOR_DRY_RUN:
     '`true`: the janitor reports orphan ENIs and deletes nothing, whatever a `runJanitor` asks (default `false`)',
+  JANITOR_INTERVAL_SECONDS:
+    'how often the janitor lists the cluster’s ENIs for orphans, recorded when it starts (default 1800)',
   KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
   ...TEMPORAL_ENV,
   LEASE_NAMESPACE: 'namespace of the leader-election Lease (default `kube-system`)',
@@ -244,7 +246,19 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
     nodeSettings: { ...nodeSettingsFrom(env['NODE_WORKFLOW_SETTINGS'], problems), clusterId: cluster.clusterId },
-    janitorSettings: { ...DEFAULT_JANITOR_SETTINGS, ...cluster, dryRun: janitorDryRunFrom(env, problems) },
+    janitorSettings: {
+      ...DEFAULT_JANITOR_SETTINGS,
+      ...cluster,
+      dryRun: janitorDryRunFrom(env, problems),
+      intervalMs:
+        positiveNumber({
+          env,
+          name: 'JANITOR_INTERVAL_SECONDS',
+          fallback: DEFAULT_JANITOR_SETTINGS.intervalMs / 1000,
+          problems,
+          integer: true,
+        }) * 1000,
+    },
     metrics: {
       topNodes: positiveNumber({
         env,

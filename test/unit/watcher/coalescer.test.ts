@@ -299,6 +299,14 @@ describe('loadWatcherConfig', () => {
     assert.equal('vpcId' in loadWatcherConfig(CLUSTER).janitorSettings, false);
   });
 
+  it('records the janitor interval from JANITOR_INTERVAL_SECONDS, 30 min by default', () => {
+    assert.equal(loadWatcherConfig(CLUSTER).janitorSettings.intervalMs, 1_800_000);
+    assert.equal(loadWatcherConfig({ ...CLUSTER, JANITOR_INTERVAL_SECONDS: '30' }).janitorSettings.intervalMs, 30_000);
+    assert.throws(() => loadWatcherConfig({ ...CLUSTER, JANITOR_INTERVAL_SECONDS: '0' }), {
+      message: /JANITOR_INTERVAL_SECONDS/,
+    });
+  });
+
   it('POD_IDENTITY wins over POD_NAME', () => {
     assert.equal(loadWatcherConfig({ ...CLUSTER, POD_IDENTITY: 'me', POD_NAME: 'pod' }).lease.identity, 'me');
   });
