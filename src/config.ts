@@ -4,7 +4,12 @@ import type { TLSConfig } from '@temporalio/client';
 import { loadClientConfigProfile } from '@temporalio/envconfig';
 import type { ClientConfigProfile, ConfigDataSource } from '@temporalio/envconfig';
 
-import { DEFAULT_CALLS_PER_MINUTE, parseCallsPerMinute } from './shared/ecs-budget.js';
+import {
+  burstProblems,
+  DEFAULT_CALLS_PER_MINUTE,
+  DEFAULT_ECS_BURST,
+  parseCallsPerMinute,
+} from './shared/ecs-budget.js';
 import type { EcsApiName } from './shared/ecs-budget.js';
 import { DEFAULT_TASK_QUEUE } from './shared/workflow-ids.js';
 
@@ -67,6 +72,11 @@ export interface WorkerConfig {
     eniPollIntervalMs: number;
     /** The cluster's budget per OpenAPI action, calls per minute (Terway's defaults, `ENIFLOW_ECS_RATE_LIMIT` over). */
     callsPerMinute: Record<EcsApiName, number>;
+    /**
+     * Calls of one action the Temporal server lets through at once on its queue (`ENIFLOW_ECS_BURST`): the queue rate
+     * leaves that much of every minute's budget to it.
+     */
+    burst: number;
     /** Terway `rateLimit` keys of actions eniflow never calls, accepted and ignored (logged at start). */
     ignoredRateLimitKeys?: string[];
     /** How often the vSwitches that stuck nodes wait on are described (the vSwitch wake, vswitch-wake.ts). */
@@ -104,6 +114,8 @@ export const WORKER_ENV = {
   MAX_CONCURRENT_ACTIVITIES: 'activities one worker runs at once (default 100)',
   ENIFLOW_ECS_RATE_LIMIT:
     "the cluster's ECS budget overrides, calls per minute by action as JSON, like Terway's `rateLimit`: `{\"CreateNetworkInterface\": 60}` (default: Terway's per-action defaults)",
+  ENIFLOW_ECS_BURST:
+    'calls of one ECS action the Temporal server lets through at once: `matching.minTaskThrottlingBurstSize` × read partitions on the ECS queues, as the server is configured (default 100, what `temporal/dynamicconfig` and the dev server set; at most half of each budget)',
   TEMPORAL_UI_URL: "Temporal Web UI base URL, e.g. `https://temporal.example.com`; events link to the node's workflow",
 } as const;
 
@@ -161,6 +173,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       protocol: protocol === 'http' ? 'http' : 'https',
       eniPollIntervalMs: positiveInt({ env, name: 'ENI_POLL_INTERVAL_MS', fallback: 3_000, problems }),
       callsPerMinute: { ...DEFAULT_CALLS_PER_MINUTE },
+      burst: positiveInt({ env, name: 'ENIFLOW_ECS_BURST', fallback: DEFAULT_ECS_BURST, problems }),
       vSwitchWakePollMs: positiveInt({ env, name: 'VSWITCH_WAKE_POLL_MS', fallback: 60_000, problems }),
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
@@ -192,6 +205,13 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     config.ecs.callsPerMinute = budget.callsPerMinute;
     if (budget.ignored.length > 0) config.ecs.ignoredRateLimitKeys = budget.ignored;
   }
+  problems.push(
+    ...burstProblems({
+      burst: config.ecs.burst,
+      callsPerMinute: config.ecs.callsPerMinute,
+      source: 'ENIFLOW_ECS_BURST',
+    }),
+  );
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

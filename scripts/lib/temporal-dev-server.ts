@@ -6,6 +6,8 @@ import { join } from 'node:path';
 
 import { Connection } from '@temporalio/client';
 
+import { DEFAULT_ECS_BURST, serverMinBurstSize } from '../../src/shared/ecs-budget.js';
+
 import { isToolCached } from './build-tools.js';
 import { reserveFreePorts } from './free-ports.js';
 import { ManagedProcess, describeExit } from './managed-process.js';
@@ -31,7 +33,8 @@ export const TEMPORAL_SEARCH_ATTRIBUTES = {
 
 /**
  * Dynamic config for the dev server. The version check would call temporal.io (no internet here); the
- * update settings match what `@temporalio/testing`'s createLocal passes.
+ * update settings match what `@temporalio/testing`'s createLocal passes. The ECS queues' burst is added per server
+ * (see {@link TemporalDevServerOptions.ecsBurst}).
  */
 const DYNAMIC_CONFIG = [
   'frontend.enableServerVersionCheck=false',
@@ -58,6 +61,12 @@ export interface TemporalDevServerOptions {
   readonly dbFilename?: string;
   /** Fixed ports, e.g. to restart a server where its clients expect it; absent → free ports chosen now. */
   readonly ports?: TemporalDevServerPorts;
+  /**
+   * Calls of one ECS action the server lets through at once (`ENIFLOW_ECS_BURST` of its workers; default
+   * {@link DEFAULT_ECS_BURST}): `matching.minTaskThrottlingBurstSize` per partition. The dev server takes no
+   * constraints, so it applies to every rate-limited queue, and only the ECS queues are.
+   */
+  readonly ecsBurst?: number;
   /** Name of its log file in the run directory (default `temporal.log`); a restart appends to the same one. */
   readonly logName?: string;
 }
@@ -100,7 +109,10 @@ export async function startTemporalDevServer(
     '--log-level',
     'error',
     ...Object.entries(TEMPORAL_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
-    ...DYNAMIC_CONFIG.flatMap((setting) => ['--dynamic-config-value', setting]),
+    ...[
+      ...DYNAMIC_CONFIG,
+      `matching.minTaskThrottlingBurstSize=${serverMinBurstSize(options.ecsBurst ?? DEFAULT_ECS_BURST)}`,
+    ].flatMap((setting) => ['--dynamic-config-value', setting]),
     ...(options.dbFilename === undefined ? [] : ['--db-filename', options.dbFilename]),
   ];
   const server = new ManagedProcess({

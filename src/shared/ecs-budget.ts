@@ -89,20 +89,62 @@ export const QUEUED_ECS_APIS: readonly EcsApiName[] = ECS_APIS.filter((api) =>
 );
 
 /**
- * The burst the server's limiter admits on top of its rate, measured: the limiter splits a queue's rate over the
- * queue's partitions (Temporal's default `matching.numTaskqueueReadPartitions` is 4), each a small token bucket, and
- * tokens saved while a partition was idle are spent at once. On our dev server (1.29.1) two workers at 1/s and at
- * 0.93/s saw up to 7 creates in one second and 59 and 61 in their busiest minute (test/worker/ecs-budget.test.ts).
- * A minute can see the rate's 60 s plus this burst, so the rate leaves room for it.
+ * The burst the server's limiter admits on top of its rate with Temporal's defaults, measured: the limiter splits a
+ * queue's rate over the queue's partitions (`matching.numTaskqueueReadPartitions`, 4 by default), each a small token
+ * bucket holding `max(⌈rate per partition⌉, matching.minTaskThrottlingBurstSize)` tokens (the minimum is 1 by
+ * default), and tokens saved while a partition was idle are spent at once. On our dev server (1.29.1) two workers at
+ * 1/s and at 0.93/s saw up to 7 creates in one second and 59 and 61 in their busiest minute
+ * (test/worker/ecs-budget.test.ts). The rate always leaves at least this much of the minute for the burst.
  */
 export const SERVER_LIMITER_BURST = 10;
 
+/** Temporal's default number of read partitions of a task queue (`matching.numTaskqueueReadPartitions`). */
+export const TEMPORAL_DEFAULT_PARTITIONS = 4;
+
 /**
- * The queue rate that keeps a budget in every minute, burst included: `(budget − burst) / 60` per second, but never
- * below half the budget (a tiny budget would otherwise vanish; its first minute may then exceed by the burst).
+ * The calls of one action the Temporal server lets through at once, by default (`ENIFLOW_ECS_BURST`): the server's
+ * `matching.minTaskThrottlingBurstSize` on the ECS queues times their read partitions. Terway's per-process bucket
+ * (`rate.NewLimiter(v/60, v)`) lets a whole minute's budget through at once; Temporal's limiter, left at its
+ * defaults, only about 10, so a scale-out's creates wait in line at the budget's pace (80 creates for 40 cold nodes
+ * took 9 s). 100 is a quarter of the smallest default budget (400 a minute): the dev server, the compose server and
+ * the Helm chart's documented server settings use it, and the queue rate gives it back (see `queueRatePerSecond`).
  */
-export function queueRatePerSecond(callsPerMinute: number): number {
-  return Math.max(callsPerMinute - SERVER_LIMITER_BURST, callsPerMinute / 2) / 60;
+export const DEFAULT_ECS_BURST = 100;
+
+/**
+ * The server setting that gives each ECS queue a burst of `burst` calls: `matching.minTaskThrottlingBurstSize`, per
+ * partition, so the burst divided by the partitions, rounded up.
+ */
+export function serverMinBurstSize(burst: number, partitions = TEMPORAL_DEFAULT_PARTITIONS): number {
+  return Math.max(1, Math.ceil(burst / partitions));
+}
+
+/**
+ * The queue rate that keeps a budget in every minute, burst included: `(budget − burst) / 60` per second, the burst
+ * being at least what the server admits by default ({@link SERVER_LIMITER_BURST}). A burst larger than half the
+ * budget is a configuration error (see {@link burstProblems}); for a budget too small for the default burst the rate
+ * is never below half the budget (its first minute may then exceed by the burst).
+ */
+export function queueRatePerSecond(callsPerMinute: number, burst = SERVER_LIMITER_BURST): number {
+  return Math.max(callsPerMinute - Math.max(burst, SERVER_LIMITER_BURST), callsPerMinute / 2) / 60;
+}
+
+/**
+ * The actions whose budget is too small for the burst: a burst must leave at least half of each budget to the
+ * steady rate (else a minute would hold more calls than the budget, or almost no calls after the burst).
+ */
+export function burstProblems(input: {
+  burst: number;
+  callsPerMinute: Readonly<Record<EcsApiName, number>>;
+  source: string;
+}): string[] {
+  const tooSmall = QUEUED_ECS_APIS.filter((api) => input.burst > input.callsPerMinute[api] / 2);
+  if (tooSmall.length === 0) return [];
+  const budgets = tooSmall.map((api) => `${api} ${input.callsPerMinute[api]}`).join(', ');
+  return [
+    `${input.source} ${input.burst} is more than half the budget of ${budgets} per minute: lower ${input.source} ` +
+      "(and the Temporal server's matching.minTaskThrottlingBurstSize on those queues) or raise the budget",
+  ];
 }
 
 /** The activity task queue of an action, next to the workflows' queue (`eniflow-ecs-CreateNetworkInterface`). */

@@ -96,6 +96,8 @@ export interface EniflowWorkerDeps {
   vSwitches?: VSwitchCache;
   /** The cluster's ECS budget per action (calls per minute; default Terway's): each action queue's server-side rate. */
   callsPerMinute?: Readonly<Record<EcsApiName, number>>;
+  /** Calls the Temporal server lets through at once on each ECS queue (default: the default server's, about 10). */
+  ecsBurst?: number;
 }
 
 /**
@@ -133,6 +135,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     taskQueue: deps.taskQueue,
     activities: { ...ecsActivities, ...createKubeActivities(activityDeps) },
     callsPerMinute: deps.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE,
+    ...(deps.ecsBurst === undefined ? {} : { burst: deps.ecsBurst }),
     ecsActivityNames: Object.keys(ecsActivities),
   });
   const startedMs = performance.now();

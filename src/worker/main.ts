@@ -163,6 +163,7 @@ export async function startWorker(input: {
       vSwitchWake: { pollMs: config.ecs.vSwitchWakePollMs },
       maxConcurrentActivities: config.maxConcurrentActivities,
       callsPerMinute: config.ecs.callsPerMinute,
+      ecsBurst: config.ecs.burst,
       ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),
       ...(input.workflowBundle === undefined ? {} : { workflowBundle: input.workflowBundle }),
       ...(tracing === undefined ? {} : { tracing }),

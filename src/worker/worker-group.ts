@@ -32,6 +32,8 @@ export function routeActivities(input: {
   taskQueue: string;
   activities: ActivityFunctions;
   callsPerMinute: Readonly<Record<EcsApiName, number>>;
+  /** Calls the server lets through at once on each ECS queue (`ENIFLOW_ECS_BURST`); the rate leaves room for it. */
+  burst?: number;
   ecsActivityNames?: readonly string[];
 }): QueueActivities[] {
   const routes = ECS_ACTIVITY_APIS as Readonly<Record<string, EcsApiName>>;
@@ -51,7 +53,7 @@ export function routeActivities(input: {
         taskQueue: ecsTaskQueue(input.taskQueue, api),
         activities: {},
         api,
-        maxTaskQueueActivitiesPerSecond: queueRatePerSecond(input.callsPerMinute[api]),
+        maxTaskQueueActivitiesPerSecond: queueRatePerSecond(input.callsPerMinute[api], input.burst),
       },
     ]),
   );

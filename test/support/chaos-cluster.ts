@@ -161,7 +161,12 @@ function nodeSpecOf(node: ChaosNode, pool: { minPoolSize: number; maxPoolSize: n
 export async function startChaosCluster(options: ChaosClusterOptions): Promise<ChaosCluster> {
   const runDir = await mkdtemp(join(tmpdir(), `eniflow-${options.name}-`));
   const kube = kubeTestClients();
-  const temporal = await RestartableTemporal.start(runDir);
+  // The server's ECS burst follows the workers' ENIFLOW_ECS_BURST, as an operator configures them together.
+  const ecsBurst = options.workerEnv?.['ENIFLOW_ECS_BURST'];
+  const temporal = await RestartableTemporal.start(
+    runDir,
+    ecsBurst === undefined ? {} : { ecsBurst: Number(ecsBurst) },
+  );
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection, namespace: 'default' });
   const emulator = await startEmulatorHarness({

@@ -21,26 +21,43 @@ export class RestartableTemporal {
   private readonly runDir: string;
   private readonly ports: TemporalDevServerPorts;
   private readonly dbFilename: string;
+  private readonly ecsBurst: number | undefined;
 
-  private constructor(input: { runDir: string; ports: TemporalDevServerPorts; server: RunningTestServer }) {
+  private constructor(input: {
+    runDir: string;
+    ports: TemporalDevServerPorts;
+    server: RunningTestServer;
+    ecsBurst: number | undefined;
+  }) {
     this.runDir = input.runDir;
+    this.ecsBurst = input.ecsBurst;
     this.ports = input.ports;
     this.server = input.server;
     this.dbFilename = join(input.runDir, 'temporal.db');
     this.address = `127.0.0.1:${input.ports.grpc}`;
   }
 
-  static async start(runDir: string): Promise<RestartableTemporal> {
+  /** `ecsBurst`: the ECS queues' burst, as its workers' `ENIFLOW_ECS_BURST` says (default: the dev server's). */
+  static async start(runDir: string, options: { ecsBurst?: number } = {}): Promise<RestartableTemporal> {
     const [grpc = 0, ui = 0, http = 0, metrics = 0] = await reserveFreePorts(4);
     const ports = { grpc, ui, http, metrics };
-    const server = await RestartableTemporal.launch(runDir, ports);
-    return new RestartableTemporal({ runDir, ports, server });
+    const server = await RestartableTemporal.launch(runDir, ports, options.ecsBurst);
+    return new RestartableTemporal({ runDir, ports, server, ecsBurst: options.ecsBurst });
   }
 
-  private static launch(runDir: string, ports: TemporalDevServerPorts): Promise<RunningTestServer> {
+  private static launch(
+    runDir: string,
+    ports: TemporalDevServerPorts,
+    ecsBurst: number | undefined,
+  ): Promise<RunningTestServer> {
     return startTemporalDevServer(
       { runDir, log: () => undefined },
-      { dbFilename: join(runDir, 'temporal.db'), ports, logName: 'temporal.log' },
+      {
+        dbFilename: join(runDir, 'temporal.db'),
+        ports,
+        logName: 'temporal.log',
+        ...(ecsBurst === undefined ? {} : { ecsBurst }),
+      },
     );
   }
 
@@ -56,7 +73,7 @@ export class RestartableTemporal {
   /** Starts it again on the same ports and database file; resolves once it is ready. */
   async restart(): Promise<void> {
     if (this.server !== undefined) throw new Error('the Temporal server is running');
-    this.server = await RestartableTemporal.launch(this.runDir, this.ports);
+    this.server = await RestartableTemporal.launch(this.runDir, this.ports, this.ecsBurst);
   }
 
   async stop(): Promise<void> {

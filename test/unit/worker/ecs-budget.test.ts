@@ -3,6 +3,7 @@
  * activity on the task queue of the action it calls, with that action's budget as the queue's server-side rate.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 import { createEcsActivities, ecsApplicationFailure } from '../../../src/activities/ecs-activities.js';
@@ -12,6 +13,7 @@ import { ConfigError, loadWorkerConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/logger.js';
 import {
   DEFAULT_CALLS_PER_MINUTE,
+  DEFAULT_ECS_BURST,
   ECS_ACTIVITY_APIS,
   ecsActivityTaskQueue,
   ecsTaskQueue,
@@ -20,6 +22,7 @@ import {
   QUEUED_ECS_APIS,
   UNUSED_TERWAY_APIS,
   queueRatePerSecond,
+  serverMinBurstSize,
 } from '../../../src/shared/ecs-budget.js';
 import { routeActivities } from '../../../src/worker/worker-group.js';
 
@@ -86,9 +89,30 @@ describe('ENIFLOW_ECS_RATE_LIMIT', () => {
     assert.deepEqual(loadWorkerConfig(env).ecs.callsPerMinute, DEFAULT_CALLS_PER_MINUTE);
   });
   it('overrides per action', () => {
-    const config = loadWorkerConfig({ ...env, ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 60}' });
+    const config = loadWorkerConfig({
+      ...env,
+      ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 60}',
+      ENIFLOW_ECS_BURST: '20',
+    });
     assert.equal(config.ecs.callsPerMinute.CreateNetworkInterface, 60);
     assert.equal(config.ecs.callsPerMinute.AttachNetworkInterface, 500);
+    assert.equal(config.ecs.burst, 20);
+  });
+  it('defaults the burst to what the shipped server settings give, a quarter of the smallest budget', () => {
+    assert.equal(loadWorkerConfig(env).ecs.burst, DEFAULT_ECS_BURST);
+    assert.equal(DEFAULT_ECS_BURST, Math.min(...QUEUED_ECS_APIS.map((api) => DEFAULT_CALLS_PER_MINUTE[api])) / 4);
+  });
+  it('refuses a burst larger than half a budget, naming the actions', () => {
+    assert.throws(
+      () => loadWorkerConfig({ ...env, ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 60}' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.length === 1 &&
+        (error.problems[0] ?? '').includes(
+          'ENIFLOW_ECS_BURST 100 is more than half the budget of CreateNetworkInterface 60 per minute',
+        ),
+    );
+    assert.throws(() => loadWorkerConfig({ ...env, ENIFLOW_ECS_BURST: '0' }), /ENIFLOW_ECS_BURST must be a positive/);
   });
   it('reports a bad map with the other problems', () => {
     assert.throws(
@@ -176,6 +200,34 @@ describe('routing ECS activities to their budget queues', () => {
     assert.equal(queueRatePerSecond(500), 490 / 60);
     assert.equal(queueRatePerSecond(60), 50 / 60);
     assert.equal(queueRatePerSecond(12), 6 / 60);
+    // A configured burst is taken out of the minute; one below the default server's is not trusted.
+    assert.equal(queueRatePerSecond(500, 100), 400 / 60);
+    assert.equal(queueRatePerSecond(60, 20), 40 / 60);
+    assert.equal(queueRatePerSecond(500, 2), 490 / 60);
+  });
+
+  it('sets the ECS queues burst per partition, rounded up', () => {
+    assert.equal(serverMinBurstSize(100), 25);
+    assert.equal(serverMinBurstSize(20), 5);
+    assert.equal(serverMinBurstSize(10, 3), 4);
+    assert.equal(serverMinBurstSize(1), 1);
+  });
+
+  it('ships the compose server with the default burst', () => {
+    const yaml = readFileSync(new URL('../../../temporal/dynamicconfig/development-sql.yaml', import.meta.url), 'utf8');
+    const value = /^matching\.minTaskThrottlingBurstSize:\n\s+- value: (\d+)/m.exec(yaml)?.[1];
+    assert.equal(Number(value), serverMinBurstSize(DEFAULT_ECS_BURST));
+  });
+
+  it('routes each ECS queue at its budget less the burst', () => {
+    const queues = routeActivities({
+      taskQueue: 'q',
+      activities: {},
+      callsPerMinute: DEFAULT_CALLS_PER_MINUTE,
+      burst: 100,
+    });
+    const create = queues.find((queue) => queue.api === 'CreateNetworkInterface');
+    assert.equal(create?.maxTaskQueueActivitiesPerSecond, 400 / 60);
   });
 
   it('names the queues after the workflow queue and the action', () => {
