@@ -128,12 +128,15 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
     });
     // Search attributes change only when the value does, so history does not grow on quiet passes.
     story.passEnded();
-    if (reconciler.finished) {
+    if (reconciler.finished && !reconciler.changedSincePassStart()) {
       metricsSink.nodeGone({ nodeName: input.nodeName });
       await condition(allHandlersFinished);
       return view();
     }
     if (
+      // A change that came while the node was released (its CR created again, or created late) is not lost with the
+      // ended run: a new run starts with a pass and looks again.
+      reconciler.finished ||
       workflowInfo().continueAsNewSuggested ||
       reconciler.passesThisRun >= reconciler.settings.maxPassesPerRun ||
       Date.now() >= runDeadlineMs

@@ -116,6 +116,30 @@ describe('readNodeView with the read cache', () => {
     }
   });
 
+  it('confirms live a Node CR the cache does not hold yet, rather than report it gone', async () => {
+    const nodeName = uniqueName('late-cr');
+    await createCoreNode(kube, { name: nodeName, conditions: [readyCondition()] });
+    const frozen = new NodeReadCache({ kubeConfig: kube.kubeConfig, logger });
+    frozen.start();
+    try {
+      await frozen.synced;
+      // Stopped, the cache never sees the CR created now (a cache seconds behind, as at 200 new nodes).
+      await frozen.stop();
+      await createNodeCr(kube, { name: nodeName, spec: SPEC });
+      const activities = createKubeActivities({ kubeConfig: kube.kubeConfig, logger, readCache: frozen });
+      const view = full(await run(() => activities.readNodeView({ nodeName })));
+      assert.equal(view.cr?.validation.ok, true, 'the CR read live');
+      assert.ok(view.coreNode !== undefined, 'the rest from the cache');
+      // A CR that is really gone is still reported gone.
+      await deleteNodeCr(kube, nodeName);
+      const gone = full(await run(() => activities.readNodeView({ nodeName })));
+      assert.equal(gone.cr, undefined);
+    } finally {
+      await frozen.stop();
+      await deleteNodeCr(kube, nodeName);
+    }
+  });
+
   it('answers a read against the view the workflow holds with the changes only', async () => {
     const nodeName = uniqueName('delta');
     const cr = await createNodeCr(kube, { name: nodeName, spec: SPEC });

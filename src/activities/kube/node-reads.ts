@@ -83,9 +83,13 @@ export function createNodeReads(ctx: KubeContext) {
       return readLive(input, { consistent: true });
     }
     const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: cached.pods };
-    if (cached.cr !== undefined) snapshot.cr = crSnapshotOf(cached.cr);
+    // A CR the cache does not hold yet is not a CR that is gone: the workflow releases the node's ENIs and ends on
+    // the CR's absence, so absence is confirmed live (one GET, for a new node or a deleted one, never per pass).
+    // At 200 new nodes the cache was seconds behind the watcher, and two nodes' workflows ended before their CRs came.
+    const cr = cached.cr ?? (await getCr(input.nodeName));
+    if (cr !== undefined) snapshot.cr = crSnapshotOf(cr);
     if (cached.coreNode !== undefined) snapshot.coreNode = cached.coreNode;
-    await readRuntimeInto(snapshot, cached.cr);
+    await readRuntimeInto(snapshot, cr);
     return snapshot;
   }
 

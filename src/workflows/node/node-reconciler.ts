@@ -85,6 +85,11 @@ export class NodeReconciler {
     return carryState(this.state);
   }
 
+  /** Whether a signal or an update asked for a pass since the current one started. */
+  changedSincePassStart(): boolean {
+    return this.dirty;
+  }
+
   noteSignal(reason?: ReconcileReason): void {
     if (reason?.seen !== undefined) this.state.seenVersions = mergeSeenVersions(this.state.seenVersions, reason.seen);
     // The worker saw a vSwitch gain addresses; this worker's cache may still hold the block, so ask the cloud.

@@ -10,6 +10,9 @@ import { ApplicationFailure } from '@temporalio/common';
 
 import {
   applyJsonDelta,
+  ENIFLOW_CLUSTER_TAG_KEY,
+  ENIFLOW_CREATOR_TAG,
+  ENIFLOW_NODE_TAG,
   NODE_CR_API_VERSION,
   NODE_CR_KIND,
   POOL_STATUS_FIELDS,
@@ -426,7 +429,18 @@ export class StubNode {
       recordEvents: (input) => this.run('recordEvents', input, () => ({ failed: [] })),
       removeNodeFinalizer: (input) => this.run('removeNodeFinalizer', input, () => ({ removed: false })),
       listKnownEniIds: unused('listKnownEniIds'),
-      listEniflowEnis: unused('listEniflowEnis'),
+      // The ENIs tagged as eniflow's for the cluster and the node (the vanished node's release lists them).
+      listEniflowEnis: (input) =>
+        this.run('listEniflowEnis', input, () =>
+          sortedKeys(Object.fromEntries(this.cloud))
+            .flatMap((id) => this.cloud.get(id) ?? [])
+            .filter(
+              (eni) =>
+                eni.tags?.[ENIFLOW_CREATOR_TAG.key] === ENIFLOW_CREATOR_TAG.value &&
+                (input?.clusterId === undefined || eni.tags[ENIFLOW_CLUSTER_TAG_KEY] === input.clusterId) &&
+                (input?.nodeName === undefined || eni.tags[ENIFLOW_NODE_TAG] === input.nodeName),
+            ),
+        ),
       describeVSwitches: (input) =>
         this.run('describeVSwitches', input, () => {
           const found: Record<string, VSwitchInfo> = {};
