@@ -37,8 +37,10 @@ export function nextBusyStreak(input: {
 }
 
 /**
- * How long to wait before the next pass: at least `minIntervalMs` after the last pass ended, and, while busy, the
- * streak's gap after it started (a long pass has gathered its batch already and adds no wait).
+ * How long to wait before the next pass: at most one pass per `minIntervalMs`, and, while busy, the streak's gap,
+ * both counted from the start of the last pass. A long pass (one that waited for an attach) has gathered its batch
+ * already: the changes that came meanwhile are served at once when it ends, as Terway's work queue does, not a
+ * minimum interval later.
  */
 export function passDelayMs(input: {
   nowMs: number;
@@ -49,9 +51,6 @@ export function passDelayMs(input: {
 }): number {
   const { lastPass } = input;
   if (lastPass === undefined) return 0;
-  const notBeforeMs = Math.max(
-    lastPass.endMs + input.minIntervalMs,
-    lastPass.startMs + batchGapMs(input.pacing, input.streak),
-  );
+  const notBeforeMs = lastPass.startMs + Math.max(input.minIntervalMs, batchGapMs(input.pacing, input.streak));
   return Math.max(0, notBeforeMs - input.nowMs);
 }

@@ -56,11 +56,11 @@ describe('passDelayMs', () => {
       delayMs: 0,
     },
     {
-      name: 'not busy, soon after a pass: the minimum interval after its end',
+      name: 'not busy, soon after a pass: the minimum interval after its start',
       nowMs: 10_500,
       streak: 0,
       lastPass: { startMs: 10_000, endMs: 10_300 },
-      delayMs: 800,
+      delayMs: 500,
     },
     {
       name: 'busy after a short pass: the streak gap after its start',
@@ -77,11 +77,25 @@ describe('passDelayMs', () => {
       delayMs: 3_500,
     },
     {
-      name: 'busy after a long pass (it gathered its batch): only the minimum interval',
+      name: 'busy after a long pass (it gathered its batch): at once',
       nowMs: 15_000,
       streak: 2,
       lastPass: { startMs: 10_000, endMs: 15_000 },
-      delayMs: 1_000,
+      delayMs: 0,
+    },
+    {
+      name: 'not busy, after a pass longer than the minimum interval (it waited for an attach): at once',
+      nowMs: 13_000,
+      streak: 0,
+      lastPass: { startMs: 10_000, endMs: 13_000 },
+      delayMs: 0,
+    },
+    {
+      name: 'a pass of 0.8 s: the rest of the minimum interval',
+      nowMs: 10_800,
+      streak: 0,
+      lastPass: { startMs: 10_000, endMs: 10_800 },
+      delayMs: 200,
     },
   ];
   for (const { name, nowMs, streak, lastPass, delayMs } of cases) {

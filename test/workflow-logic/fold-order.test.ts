@@ -1,6 +1,8 @@
 /**
  * The fold of a pass's allocations is deterministic: whatever order the cloud calls of one pass complete in, the
- * status the workflow writes is the same. Real workflow code on the Temporal dev server, stub activities.
+ * statuses the workflow writes are the same. A pass that assigns and creates writes twice: the pods its assigns serve
+ * as soon as the assigns are in (not seconds later, after the attach), then the new ENI's; a pod served by the first
+ * write keeps its address. Real workflow code on the Temporal dev server, stub activities.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,7 +42,7 @@ const SPACING_MS = 250;
  * for the last 2. The stubs hold each step until the one before it in `order` has returned.
  */
 async function runPass(order: readonly Step[]): Promise<{
-  changes: JsonChange[];
+  changes: JsonChange[][];
   crEnis: unknown;
   completed: string[];
   plan: NodeWorkflowState['lastPlan'];
@@ -70,10 +72,10 @@ async function runPass(order: readonly Step[]): Promise<{
   return runNode(env, node, {}, async (workflow) => {
     await node.waitForPasses(1);
     const writes = node.callsOf('writeNodeStatusChanges');
-    assert.equal(writes.length, 1, 'the pass writes its status once');
+    assert.equal(writes.length, 2, 'the pass writes the assigns, then the created ENI');
     const state = await workflow.query(stateQuery);
     return {
-      changes: writes[0]?.input.eniChanges ?? [],
+      changes: writes.map((write) => write.input.eniChanges),
       crEnis: node.crEnis(),
       completed: (await completionOrder(workflow)).filter((name) => /^(assignIpv4|waitEniStatus)/.test(name)),
       plan: state.lastPlan,
@@ -107,7 +109,15 @@ describe('fold order', () => {
       'the written ENI changes do not depend on completion order',
     );
     assert.deepEqual(reversed.crEnis, inPlanOrder.crEnis);
-    // And the write is the useful one: all 10 pods bound, on 3 ENIs.
+    // The first write serves the 4 pods the assigns made room for, on the existing ENIs, and keeps them: the second
+    // only adds the new ENI.
+    const [first = [], second = []] = inPlanOrder.changes;
+    const touched = (changes: JsonChange[]) => [...new Set(changes.map((change) => String(change.path[0])))].sort();
+    assert.deepEqual(touched(first), ['eni-a', 'eni-b']);
+    assert.deepEqual(touched(second), ['eni-new-3']);
+    const boundInFirst = JSON.stringify(first).match(/"podID":"[^"]+"/g) ?? [];
+    assert.equal(boundInFirst.length, 4, JSON.stringify(first));
+    // And the writes are the useful ones: all 10 pods bound, on 3 ENIs.
     const bound = Object.values(inPlanOrder.crEnis as Record<string, { ipv4?: Record<string, { podID?: string }> }>)
       .flatMap((eni) => Object.values(eni.ipv4 ?? {}))
       .filter((entry) => entry.podID !== undefined && entry.podID !== '');

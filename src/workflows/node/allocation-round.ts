@@ -22,6 +22,12 @@ import type { StepReport } from './step-failure.js';
  * create intents → act → fold the outcomes in plan order. ENIs created earlier whose attach failed are out of the
  * plan (a planned create of their kind attaches them); one that no demand wants any more goes to the GC. The open
  * intents the steps report replace the carried ones.
+ *
+ * Assigns take a fraction of a second, a create with its attach several seconds: when the plan has both, the assigns'
+ * outcomes are folded (in plan order) as soon as they are all in, and `serveEarly` may serve pods from them and write
+ * the status before the creates end. The ENIs it returns (its bindings included) are the base the creates' outcomes
+ * are then folded onto, so a pod served early keeps its address. Assigns and creates touch different ENIs, so the
+ * result is the fold in plan order whatever order the calls end in.
  */
 export async function allocateForDemand(input: {
   nodeName: string;
@@ -37,6 +43,11 @@ export async function allocateForDemand(input: {
   allocate?: boolean;
   /** Addresses warm-up still asks for (0 once it is complete). */
   warmUpDemand: number;
+  /**
+   * Called with the ENIs and the assigns' outcomes once every assign of a plan that also creates is in: it may serve
+   * pods and write them; it returns the ENIs with its bindings, or undefined when it served nobody.
+   */
+  serveEarly?: (enis: NetworkInterfaces) => Promise<NetworkInterfaces | undefined>;
 }): Promise<{
   plan: EniAllocationPlan;
   allocated: StepReport[];
@@ -65,18 +76,38 @@ export async function allocateForDemand(input: {
     awaiting: enisAwaitingAttach(local.enis),
     demand: plan.demand,
   });
-  const allocated = await input.operator.allocate({
+  const runs = input.operator.startAllocations({
     allocations,
     enis: local.enis,
     spec,
     vSwitches,
     createAttemptHorizonMs: input.createAttemptHorizonMs,
   });
-  const enis = foldEniOutcomes(local.enis, [
-    ...allocated.flatMap((report) => report.outcomes),
+  const isCreate = allocations.map((allocation) => allocation.kind === 'createEni');
+  const early =
+    input.serveEarly !== undefined && isCreate.includes(true) && isCreate.includes(false)
+      ? await serveAssignsEarly({ runs, isCreate, enis: local.enis, serve: input.serveEarly })
+      : undefined;
+  const allocated = await Promise.all(runs);
+  const rest = allocated.filter((_, i) => early === undefined || isCreate[i] === true);
+  const enis = foldEniOutcomes(early ?? local.enis, [
+    ...rest.flatMap((report) => report.outcomes),
     ...unneeded.map((eniId) => ({ kind: 'eniLeftForGc' as const, eniId })),
   ]);
   const openIntents = allocated.flatMap((report) => report.openIntent ?? []);
   setOpenIntents(state, openIntents);
   return { plan, allocated, enis, changed: allocations.length > 0 || unneeded.length > 0, openIntents };
+}
+
+/** Waits for the assigns (plan order), folds their outcomes and lets `serve` use them before the creates end. */
+async function serveAssignsEarly(input: {
+  runs: readonly Promise<StepReport>[];
+  isCreate: readonly boolean[];
+  enis: NetworkInterfaces;
+  serve: (enis: NetworkInterfaces) => Promise<NetworkInterfaces | undefined>;
+}): Promise<NetworkInterfaces | undefined> {
+  const assigns = await Promise.all(input.runs.filter((_, i) => input.isCreate[i] !== true));
+  const outcomes = assigns.flatMap((report) => report.outcomes);
+  if (outcomes.length === 0) return undefined;
+  return input.serve(foldEniOutcomes(input.enis, outcomes));
 }

@@ -21,6 +21,16 @@ import type { StepReport } from './step-failure.js';
 
 export type ReadyNodeSpec = NodeSpec & Required<Pick<NodeSpec, 'eni' | 'pool'>>;
 
+/** What {@link EniOperator.allocate} runs: the plan's allocations on the node's ENIs. */
+export interface AllocationInput {
+  allocations: readonly (AllocationWithIntent | PrefixAssign)[];
+  enis: Readonly<NetworkInterfaces>;
+  spec: ReadyNodeSpec;
+  vSwitches: Record<string, VSwitchInfo>;
+  /** The node's `createAttemptHorizonMs` setting: when an open intent's attempts have all ended. */
+  createAttemptHorizonMs: number;
+}
+
 /**
  * Carries out the cloud side of a node's plans: allocations (IP assigns, the create saga) and GC (IP unassigns,
  * ENI removal). Every step runs concurrently, reports what it did, and leaves state to the pass.
@@ -48,33 +58,29 @@ export class EniOperator {
   }
 
   /** Runs every allocation at once; the reports come back in plan order. */
-  async allocate(input: {
-    allocations: readonly (AllocationWithIntent | PrefixAssign)[];
-    enis: Readonly<NetworkInterfaces>;
-    spec: ReadyNodeSpec;
-    vSwitches: Record<string, VSwitchInfo>;
-    /** The node's `createAttemptHorizonMs` setting: when an open intent's attempts have all ended. */
-    createAttemptHorizonMs: number;
-  }): Promise<StepReport[]> {
-    return Promise.all(
-      input.allocations.map((allocation) =>
-        allocation.kind === 'assignIps'
-          ? this.assignIps({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
-          : allocation.kind === 'assignPrefixes'
-            ? this.assignPrefixes({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
-            : new CreateSaga({
-                nodeName: this.nodeName,
-                clusterId: this.clusterId,
-                instanceId: this.instanceId,
-                tracker: this.tracker,
-                horizonMs: input.createAttemptHorizonMs,
-                holdReleases: this.holdReleases,
-              }).run({
-                allocation,
-                spec: input.spec,
-                vSwitches: input.vSwitches,
-              }),
-      ),
+  async allocate(input: AllocationInput): Promise<StepReport[]> {
+    return Promise.all(this.startAllocations(input));
+  }
+
+  /** Starts every allocation at once: one promise per allocation, in plan order, for callers that await in steps. */
+  startAllocations(input: AllocationInput): Promise<StepReport>[] {
+    return input.allocations.map((allocation) =>
+      allocation.kind === 'assignIps'
+        ? this.assignIps({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
+        : allocation.kind === 'assignPrefixes'
+          ? this.assignPrefixes({ allocation, vSwitchId: input.enis[allocation.eniId]?.vSwitchID })
+          : new CreateSaga({
+              nodeName: this.nodeName,
+              clusterId: this.clusterId,
+              instanceId: this.instanceId,
+              tracker: this.tracker,
+              horizonMs: input.createAttemptHorizonMs,
+              holdReleases: this.holdReleases,
+            }).run({
+              allocation,
+              spec: input.spec,
+              vSwitches: input.vSwitches,
+            }),
     );
   }
 

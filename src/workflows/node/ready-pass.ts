@@ -11,7 +11,7 @@ import {
   sortedKeys,
   unschedulableEniIds,
 } from '../../ipam/index.js';
-import type { DegradationGates, NetworkInterfaces, NodeCr, PodDemand } from '../../ipam/index.js';
+import type { DegradationGates, NetworkInterfaces, NodeCr, NodeStatus, PodDemand } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { NodeIpamSettings } from '../messages.js';
 import { allocateForDemand } from './allocation-round.js';
@@ -153,6 +153,18 @@ async function singleIpPass(input: {
   const released = releaseIpsOfGonePods({ enis, requests: demand.requests, nodeRuntime: input.snapshot.nodeRuntime });
   const local = assignIpsFromLocalPool({ enis: released.enis, requests: demand.requests, primaryFamily });
   const pool = new PoolPass({ nodeName, nowMs: now, node, gcPeriodMs: input.gcPeriodMs });
+  // What the CR holds: the status read, or the one written early in this pass.
+  let current: NodeStatus = node.status ?? {};
+  let boundEarly = 0;
+  // Pods the assigns can serve are written before the pass's creates and attaches end (seconds later).
+  const serveEarly = async (assigned: NetworkInterfaces): Promise<NetworkInterfaces | undefined> => {
+    const early = assignIpsFromLocalPool({ enis: assigned, requests: demand.requests, primaryFamily });
+    if (early.newlyBound.length === 0) return undefined;
+    boundEarly = early.newlyBound.length;
+    const status = statusWithSyncTimes(early.enis, cloud.times);
+    if (await tools.writeStatus({ status, current, enis: early.enis })) current = status;
+    return early.enis;
+  };
   // Act, then fold in plan order.
   const round = await allocateForDemand({
     nodeName,
@@ -164,6 +176,7 @@ async function singleIpPass(input: {
     createAttemptHorizonMs: input.createAttemptHorizonMs,
     allocate: gates.allocate,
     warmUpDemand: pool.warmUpDemand(),
+    serveEarly,
   });
   const { plan, allocated, openIntents } = round;
   const served = round.changed
@@ -186,7 +199,7 @@ async function singleIpPass(input: {
   const poolStatus = pool.settle({
     allocated,
     plannedAllocations: plan.allocations.length,
-    newlyBound: local.newlyBound.length + (round.changed ? served.newlyBound.length : 0),
+    newlyBound: local.newlyBound.length + boundEarly + (round.changed ? served.newlyBound.length : 0),
     enis,
     family: primaryFamily,
     gc: { requested: tools.gc.pending, lastGcMs: state.lastGcMs },
@@ -219,7 +232,7 @@ async function singleIpPass(input: {
 
   // Write.
   const status = statusWithSyncTimes(enis, cloud.times);
-  const written = await tools.writeStatus({ status, current: node.status ?? {}, enis, pool: poolStatus.fields });
+  const written = await tools.writeStatus({ status, current, enis, pool: poolStatus.fields });
   const failed = allocationFailures.length > 0 || gc.result.failed.length > 0 || !written;
 
   // What the pass found: in the query as soon as the CR has it, then told from the settled ledger.
