@@ -9,6 +9,7 @@
  *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
  *        [--timeout-seconds 900] [--preset smoke|cold|idle] [--json | --json-file report.json] [--keep-logs]
  *        [--timeline] [--workers N] [--dist] [--node-options OPTS] [--period-scale N]
+ *        [--restart-during-burst]
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';

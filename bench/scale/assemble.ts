@@ -211,6 +211,14 @@ export function assembleReport(results: RunResults): ScaleReport {
               servedSeconds: results.roll.servedMs / 1000,
             },
           }),
+      ...(results.burst.restart === undefined
+        ? {}
+        : {
+            duringBurst: {
+              workerStartSeconds: results.burst.restart.workerStartMs / 1000,
+              allServedSeconds: results.burst.restart.allServedMs / 1000,
+            },
+          }),
     },
     timeline: results.timeline,
     audit: results.audit,

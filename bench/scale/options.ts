@@ -37,6 +37,8 @@ export interface Options {
    * the idle figures driven by those timers (history, Temporal cost, ECS calls) are divided by it back to real time.
    */
   periodScale: number;
+  /** SIGKILL worker replica 1 as soon as the burst's pods are created, and measure its replacement serving them. */
+  restartDuringBurst: boolean;
 }
 
 export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -94,6 +96,7 @@ export function parseOptions(argv: string[]): Options {
       dist: { type: 'boolean', default: false },
       'node-options': { type: 'string' },
       'period-scale': { type: 'string' },
+      'restart-during-burst': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -123,6 +126,7 @@ export function parseOptions(argv: string[]): Options {
     dist: values.dist,
     ...(values['node-options'] === undefined ? {} : { nodeOptions: values['node-options'] }),
     periodScale: int(values['period-scale'], preset.periodScale ?? 1, 'period-scale'),
+    restartDuringBurst: values['restart-during-burst'],
   };
 }
 

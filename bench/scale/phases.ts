@@ -78,9 +78,14 @@ export interface BurstResult {
   settledMs: number;
   before: Snapshot;
   after: Snapshot;
+  /** With `--restart-during-burst`: replica 1 killed once the pods were created, and what its replacement took. */
+  restart?: { workerStartMs: number; allServedMs: number };
 }
 
-/** P pods per node, interleaved across nodes, 32 create requests at a time; waits for every IP, then settles. */
+/**
+ * P pods per node, interleaved across nodes, 32 create requests at a time; waits for every IP, then settles. With
+ * `--restart-during-burst` worker replica 1 is SIGKILLed as soon as the last pod is created and a new one spawned.
+ */
 export async function burst(stack: Stack): Promise<BurstResult> {
   const { options, kube, tracker } = stack;
   const before = await stack.snapshot();
@@ -100,6 +105,7 @@ export async function burst(stack: Stack): Promise<BurstResult> {
   });
   const createMs = performance.now() - startMs;
   log(`burst created in ${(createMs / 1000).toFixed(1)} s; waiting for every pod's IP`);
+  const killed = options.restartDuringBurst ? await killAndRespawnReplicaOne(stack, 'during-burst') : undefined;
   const ids = pods.map((entry) => entry.id);
   await tracker.until(
     () => ids.every((id) => tracker.servedMs(id) !== undefined),
@@ -110,7 +116,40 @@ export async function burst(stack: Stack): Promise<BurstResult> {
   log(`all served ${(allServedMs / 1000).toFixed(1)} s after the first pod was created; settling`);
   const settledMs = (await settle(stack.ecsCalls, tracker)) - startMs;
   const after = await stack.snapshot();
-  return { pods, startMs, createMs, allServedMs, settledMs, before, after };
+  const restarted =
+    killed === undefined
+      ? undefined
+      : { workerStartMs: await killed.started, allServedMs: allServedMs + startMs - killed.restartMs };
+  if (restarted !== undefined)
+    log(`restart during the burst: every pod served ${(restarted.allServedMs / 1000).toFixed(1)} s after the respawn`);
+  return {
+    pods,
+    startMs,
+    createMs,
+    allServedMs,
+    settledMs,
+    before,
+    after,
+    ...(restarted ? { restart: restarted } : {}),
+  };
+}
+
+/** SIGKILLs replica 1's worker and spawns its replacement; `started` resolves with the spawn → "Worker started" ms. */
+async function killAndRespawnReplicaOne(
+  stack: Stack,
+  name: string,
+): Promise<{ restartMs: number; started: Promise<number> }> {
+  const { workers } = stack;
+  const killed = workers.replicas[0];
+  if (killed === undefined) throw new Error('no worker replica to restart');
+  log(`restart (${name}): SIGKILL worker replica 1, start a new one`);
+  workers.sample();
+  process.kill(killed.process.pid, 'SIGKILL');
+  await killed.process.exited;
+  const restartMs = performance.now();
+  const next = await workers.start(killed.slot, `worker-${killed.slot}-${name}`);
+  const started = next.process.waitForStdoutLine(workerStarted, 180_000).then(() => performance.now() - restartMs);
+  return { restartMs, started };
 }
 
 /** The first node's burst timeline, from the first pod's creation to the snapshot after settling. */

@@ -126,6 +126,8 @@ export interface ScaleReport {
     servedSeconds: number;
     /** With 2 replicas or more: each replaced in turn (SIGTERM, new one started), a pod created as the roll starts. */
     rollingUpdate?: { replicas: number; rollSeconds: number; servedSeconds: number };
+    /** `--restart-during-burst`: replica 1 killed once the burst was created → "Worker started" / every pod served. */
+    duringBurst?: { workerStartSeconds: number; allServedSeconds: number };
   };
   /** The first node's burst: its pods and its workflow's history events, from the first pod's creation to settled. */
   timeline: NodeTimeline;
@@ -283,6 +285,14 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
               [
                 `rolling update of ${report.restart.rollingUpdate.replicas} workers: roll / pod served`,
                 `${seconds(report.restart.rollingUpdate.rollSeconds * 1000)} / ${seconds(report.restart.rollingUpdate.servedSeconds * 1000)}`,
+              ],
+            ]),
+        ...(report.restart.duringBurst === undefined
+          ? []
+          : [
+              [
+                'restart during the burst: respawn → "Worker started" / every burst pod served',
+                `${seconds(report.restart.duringBurst.workerStartSeconds * 1000)} / ${seconds(report.restart.duringBurst.allServedSeconds * 1000)}`,
               ],
             ]),
       ],

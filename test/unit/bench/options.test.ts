@@ -35,4 +35,9 @@ describe('bench options: scaled timer periods', () => {
     assert.equal(options.idleSeconds, 1_800);
     assert.equal(parseOptions([]).periodScale, 1);
   });
+
+  it('restarts a worker during the burst only when asked', () => {
+    assert.equal(parseOptions([]).restartDuringBurst, false);
+    assert.equal(parseOptions(['--restart-during-burst', '--workers', '2']).restartDuringBurst, true);
+  });
 });
