@@ -162,7 +162,9 @@ async function singleIpPass(input: {
     if (early.newlyBound.length === 0) return undefined;
     boundEarly = early.newlyBound.length;
     const status = statusWithSyncTimes(early.enis, cloud.times);
-    if (await tools.writeStatus({ status, current, enis: early.enis })) current = status;
+    // The early write changes the ENIs and sync times only: the CR keeps its other fields (the pool's among them),
+    // which the final write compares against.
+    if (await tools.writeStatus({ status, current, enis: early.enis })) current = { ...current, ...status };
     return early.enis;
   };
   // Act, then fold in plan order.

@@ -346,6 +346,11 @@ export class StubNode {
     return { snapshot, full, digest: nodeViewDigest(full) };
   }
 
+  /** The cloud's ENIs in id order, as a tag-filtered list returns them. */
+  private cloudEnisInOrder(): CloudEni[] {
+    return sortedKeys(Object.fromEntries(this.cloud)).flatMap((id) => this.cloud.get(id) ?? []);
+  }
+
   private cloudEni(eniId: string): CloudEni {
     const eni = this.cloud.get(eniId);
     if (eni === undefined) {
@@ -432,14 +437,12 @@ export class StubNode {
       // The ENIs tagged as eniflow's for the cluster and the node (the vanished node's release lists them).
       listEniflowEnis: (input) =>
         this.run('listEniflowEnis', input, () =>
-          sortedKeys(Object.fromEntries(this.cloud))
-            .flatMap((id) => this.cloud.get(id) ?? [])
-            .filter(
-              (eni) =>
-                eni.tags?.[ENIFLOW_CREATOR_TAG.key] === ENIFLOW_CREATOR_TAG.value &&
-                (input?.clusterId === undefined || eni.tags[ENIFLOW_CLUSTER_TAG_KEY] === input.clusterId) &&
-                (input?.nodeName === undefined || eni.tags[ENIFLOW_NODE_TAG] === input.nodeName),
-            ),
+          this.cloudEnisInOrder().filter(
+            (eni) =>
+              eni.tags?.[ENIFLOW_CREATOR_TAG.key] === ENIFLOW_CREATOR_TAG.value &&
+              (input?.clusterId === undefined || eni.tags[ENIFLOW_CLUSTER_TAG_KEY] === input.clusterId) &&
+              (input?.nodeName === undefined || eni.tags[ENIFLOW_NODE_TAG] === input.nodeName),
+          ),
         ),
       describeVSwitches: (input) =>
         this.run('describeVSwitches', input, () => {
@@ -460,9 +463,7 @@ export class StubNode {
           Object.fromEntries(
             input.clientTokens.map((token) => [
               token,
-              sortedKeys(Object.fromEntries(this.cloud))
-                .flatMap((id) => this.cloud.get(id) ?? [])
-                .filter((eni) => eni.tags?.['eniflow.io/intent'] === token),
+              this.cloudEnisInOrder().filter((eni) => eni.tags?.['eniflow.io/intent'] === token),
             ]),
           ),
         ),
