@@ -9,7 +9,7 @@
  *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
  *        [--timeout-seconds 900] [--preset smoke|cold|idle] [--json | --json-file report.json] [--keep-logs]
  *        [--timeline] [--workers N] [--dist] [--node-options OPTS] [--period-scale N]
- *        [--restart-during-burst]
+ *        [--restart-during-burst] [--all-in-one-restart]
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -20,6 +20,7 @@ import { benchNodeName } from './scale/cluster.js';
 import { parseOptions } from './scale/options.js';
 import type { Options } from './scale/options.js';
 import { burst, burstTimeline, finalAudit, idle, restart, rollingUpdate, warmUp } from './scale/phases.js';
+import { restartAllInOne } from './scale/all-in-one.js';
 import { formatReport } from './scale/report.js';
 import type { ScaleReport } from './scale/report.js';
 import { Cleanup, log, startStack } from './scale/stack.js';
@@ -38,6 +39,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const restartResult = await restart(stack);
   const final = await stack.snapshot();
   const audit = await finalAudit(stack);
+  const allInOne = options.allInOneRestart ? await restartAllInOne(stack) : undefined;
   // Read last: fetching every history costs Temporal CPU, which no measured window should include.
   const runs = await nodeWorkflowRuns(
     stack.client,
@@ -62,6 +64,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     runs,
     janitorRuns,
     audit,
+    ...(allInOne === undefined ? {} : { allInOne }),
   });
 }
 

@@ -90,9 +90,19 @@ export interface WorkerConfig {
   /** `host:port` for `/healthz`, `/readyz` and eniflow's `/metrics`; absent → none. */
   healthAddress?: string;
   maxConcurrentActivities: number;
+  /** Workflow tasks one worker holds at once (the SDK's `maxConcurrentWorkflowTaskExecutions`). */
+  maxConcurrentWorkflowTasks: number;
   /** Base URL of the Temporal Web UI; events then link to the node's workflow. */
   temporalUiUrl?: string;
 }
+
+/**
+ * Workflow tasks one worker holds at once. A worker runs its workflow code on one thread, so tasks it holds beyond
+ * what that thread gets through wait inside the process, where their run time (and the task timeout) is already
+ * running; waiting on the server instead costs nothing. A few tasks at once still overlap one task's local activities
+ * (reads, status writes) with another's code.
+ */
+export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 40;
 
 /** The environment variables the worker reads, with their meaning (the README table is generated from this). */
 export const WORKER_ENV = {
@@ -112,6 +122,7 @@ export const WORKER_ENV = {
   METRICS_ADDRESS: "serve the Temporal SDK's Prometheus metrics (`temporal_*`) on this `host:port` (default off)",
   HEALTH_ADDRESS: "serve `/healthz`, `/readyz` and eniflow's metrics (`/metrics`) on this `host:port` (default off)",
   MAX_CONCURRENT_ACTIVITIES: 'activities one worker runs at once (default 100)',
+  MAX_CONCURRENT_WORKFLOW_TASKS: `workflow tasks one worker holds at once; more wait on the server, where no task times out (default ${DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS})`,
   ENIFLOW_ECS_RATE_LIMIT:
     "the cluster's ECS budget overrides, calls per minute by action as JSON, like Terway's `rateLimit`: `{\"CreateNetworkInterface\": 60}` (default: Terway's per-action defaults)",
   ENIFLOW_ECS_BURST:
@@ -178,6 +189,12 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     logLevel: env['LOG_LEVEL'] ?? 'info',
     maxConcurrentActivities: positiveInt({ env, name: 'MAX_CONCURRENT_ACTIVITIES', fallback: 100, problems }),
+    maxConcurrentWorkflowTasks: positiveInt({
+      env,
+      name: 'MAX_CONCURRENT_WORKFLOW_TASKS',
+      fallback: DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
+      problems,
+    }),
   };
   const ecsEndpoint = env['ECS_ENDPOINT'];
   if (ecsEndpoint !== undefined && ecsEndpoint !== '') {

@@ -13,6 +13,8 @@ import type { Snapshot } from './stack.js';
 import type { NodeTimeline } from './timeline.js';
 import type { BenchEvent } from './history-events.js';
 import { scaleCost, tasksByIdentity, temporalCost } from './temporal-cost.js';
+import { workflowTaskTimes } from './task-times.js';
+import type { AllInOneResult } from './all-in-one.js';
 
 export interface RunResults {
   options: Options;
@@ -34,6 +36,8 @@ export interface RunResults {
   /** Every run of the janitor workflow, read at the end. */
   janitorRuns: BenchEvent[][];
   audit: AuditResult;
+  /** `--all-in-one-restart`. */
+  allInOne?: AllInOneResult;
 }
 
 const scale = (counts: Counts, factor: number): Counts =>
@@ -149,6 +153,7 @@ export function assembleReport(results: RunResults): ScaleReport {
       periodScale: options.periodScale,
       roles: options.dist ? 'dist' : 'src (tsx)',
       ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
+      ...(options.roleEnv === undefined ? {} : { roleEnv: options.roleEnv }),
     },
     nodesWarmSeconds: results.nodesWarmMs / 1000,
     burst: {
@@ -199,6 +204,23 @@ export function assembleReport(results: RunResults): ScaleReport {
     },
     processes,
     workers: workerFigures(results),
+    workflowTasks: {
+      burst: workflowTaskTimes({ runs: results.runs, fromMs: epochMs(burst.startMs), toMs: epochMs(afterBurst.atMs) }),
+      restart: workflowTaskTimes({
+        runs: results.runs,
+        fromMs: epochMs(results.restart.startMs),
+        toMs: epochMs(results.restart.endMs),
+      }),
+      ...(results.allInOne === undefined
+        ? {}
+        : {
+            allInOneRestart: workflowTaskTimes({
+              runs: results.runs,
+              fromMs: epochMs(results.allInOne.startMs),
+              toMs: epochMs(results.allInOne.endMs),
+            }),
+          }),
+    },
     restart: {
       workerStartSeconds: results.restart.workerStartMs / 1000,
       servedSeconds: results.restart.servedMs / 1000,
@@ -209,6 +231,21 @@ export function assembleReport(results: RunResults): ScaleReport {
               replicas: results.roll.replicas,
               rollSeconds: results.roll.rollMs / 1000,
               servedSeconds: results.roll.servedMs / 1000,
+            },
+          }),
+      ...(results.allInOne === undefined
+        ? {}
+        : {
+            allInOne: {
+              nodes: results.allInOne.nodes,
+              firstWorkerStartSeconds: results.allInOne.firstWorkerStartMs / 1000,
+              workerStartSeconds: results.allInOne.workerStartMs / 1000,
+              leaderSeconds: results.allInOne.leaderMs / 1000,
+              servedSeconds: results.allInOne.servedMs / 1000,
+              windowSeconds: (results.allInOne.endMs - results.allInOne.startMs) / 1000,
+              workflowTasks: tasksByIdentity(results.runs).get(results.allInOne.identity)?.workflowTasks ?? 0,
+              cpuSeconds: results.allInOne.cpuSeconds,
+              peakRssMiB: results.allInOne.peakRssMiB,
             },
           }),
       ...(results.burst.restart === undefined
@@ -249,6 +286,18 @@ export function assembleReport(results: RunResults): ScaleReport {
           ]
         : []),
       '"bench + emulator" is this process: the ECS emulator runs in it, with the benchmark driver.',
+      'Workflow task times come from the histories: queue is scheduled → started (a task that waits for a worker, ' +
+        'or replays after a restart, waits here), run is started → completed; a task holds its local activities ' +
+        "(the node's reads and status writes), so its run time includes theirs.",
+      ...(results.allInOne === undefined
+        ? []
+        : [
+            'All-in-one restart: `npm start -- --role all` (src/ with tsx, as a user runs it; the image has no ' +
+              'all-in-one entry) replaced the worker and the watcher once the other phases were done; it was ' +
+              `SIGKILLed after its start sweep of ${options.nodes} nodes and a new one started with the same Lease ` +
+              'identity (a container restarted in place). Its window runs from the spawn until the new leader’s ' +
+              'sweep has signalled every node and their passes had 5 s to end.',
+          ]),
       ...(results.ecsLost > 0 ? [`The emulator's call log dropped ${results.ecsLost} calls: ECS counts are low.`] : []),
     ],
   };

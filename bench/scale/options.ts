@@ -31,6 +31,8 @@ export interface Options {
   dist: boolean;
   /** NODE_OPTIONS of worker and watcher, e.g. heap flags as a Deployment sets them. */
   nodeOptions?: string;
+  /** More environment for worker and watcher (`--role-env '{"MAX_CONCURRENT_WORKFLOW_TASKS":"8"}'`). */
+  roleEnv?: Record<string, string>;
   /**
    * Divides the periods of the workflows' own timers (safety-net pass, OpenAPI resync, GC period, stuck backoff,
    * run age, the janitor's interval) by this, so a short idle window holds as many periodic passes as a long one;
@@ -39,6 +41,11 @@ export interface Options {
   periodScale: number;
   /** SIGKILL worker replica 1 as soon as the burst's pods are created, and measure its replacement serving them. */
   restartDuringBurst: boolean;
+  /**
+   * Last, replace worker and watcher with one `npm start -- --role all` process, SIGKILL it once its start sweep is
+   * done, and measure its replacement: a new leader signals every node, so every workflow replays.
+   */
+  allInOneRestart: boolean;
 }
 
 export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -95,8 +102,10 @@ export function parseOptions(argv: string[]): Options {
       workers: { type: 'string' },
       dist: { type: 'boolean', default: false },
       'node-options': { type: 'string' },
+      'role-env': { type: 'string' },
       'period-scale': { type: 'string' },
       'restart-during-burst': { type: 'boolean', default: false },
+      'all-in-one-restart': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -125,9 +134,22 @@ export function parseOptions(argv: string[]): Options {
     workers: int(values.workers, 1, 'workers'),
     dist: values.dist,
     ...(values['node-options'] === undefined ? {} : { nodeOptions: values['node-options'] }),
+    ...(values['role-env'] === undefined ? {} : { roleEnv: parseRoleEnv(values['role-env']) }),
     periodScale: int(values['period-scale'], preset.periodScale ?? 1, 'period-scale'),
     restartDuringBurst: values['restart-during-burst'],
+    allInOneRestart: values['all-in-one-restart'],
   };
+}
+
+/** `--role-env JSON`: an object of strings. */
+function parseRoleEnv(text: string): Record<string, string> {
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`--role-env must be a JSON object, got "${text}"`);
+  const entries = Object.entries(value as Record<string, unknown>);
+  const bad = entries.filter(([, v]) => typeof v !== 'string').map(([key]) => key);
+  if (bad.length > 0) throw new Error(`--role-env values must be strings: ${bad.join(', ')}`);
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 /** `--pool MIN-MAX`, e.g. `0-5`. */

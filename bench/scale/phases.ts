@@ -41,7 +41,7 @@ async function settle(ecsCalls: EcsCallCounter, tracker: ServedTracker): Promise
   );
 }
 
-const timeoutMs = (stack: Stack): number => stack.options.timeoutSeconds * 1000;
+export const timeoutMs = (stack: Stack): number => stack.options.timeoutSeconds * 1000;
 
 /** Creates the nodes (8 at a time) and waits until every pool is warm and everything settled. */
 export async function warmUp(stack: Stack): Promise<{ nodesWarmMs: number }> {
@@ -188,7 +188,7 @@ export async function idle(stack: Stack): Promise<{ after: Snapshot }> {
 }
 
 /** Creates one pod on a random node and returns its id, its creation noted at `createdMs`. */
-async function createOnePod(stack: Stack, input: { suffix: string; createdMs: number }): Promise<string> {
+export async function createOnePod(stack: Stack, input: { suffix: string; createdMs: number }): Promise<string> {
   const node = benchNodeName(Math.floor(Math.random() * stack.options.nodes));
   const pod = `${node}-${input.suffix}`;
   const id = `${BENCH_NAMESPACE}/${pod}`;
@@ -197,7 +197,7 @@ async function createOnePod(stack: Stack, input: { suffix: string; createdMs: nu
   return id;
 }
 
-const workerStarted = (line: string): boolean => line.includes('"Worker started"');
+export const workerStarted = (line: string): boolean => line.includes('"Worker started"');
 
 export interface RollResult {
   replicas: number;
@@ -237,6 +237,9 @@ export interface RestartResult {
   workerStartMs: number;
   /** New worker spawned → the pod created at that moment served. */
   servedMs: number;
+  /** The restart's window (performance.now()): the spawn, and the pod served. */
+  startMs: number;
+  endMs: number;
 }
 
 /** SIGKILLs replica 1's worker, spawns a new one and at once creates one pod on a random node. */
@@ -260,7 +263,7 @@ export async function restart(stack: Stack): Promise<RestartResult> {
   );
   const servedMs = (tracker.servedMs(podId) ?? Number.NaN) - restartMs;
   log(`restart: served ${(servedMs / 1000).toFixed(1)} s after the new worker was spawned`);
-  return { workerStartMs, servedMs };
+  return { workerStartMs, servedMs, startMs: restartMs, endMs: restartMs + servedMs };
 }
 
 /** The zero-leak audit's result as the report carries it. */

@@ -3,6 +3,7 @@ import type { Counts } from './probes.js';
 import { formatTimeline } from './timeline.js';
 import type { NodeTimeline } from './timeline.js';
 import type { TemporalCost } from './temporal-cost.js';
+import type { TaskTimes } from './task-times.js';
 import type { AuditResult } from './phases.js';
 
 export interface LatencySummary {
@@ -40,6 +41,8 @@ export interface ScaleReport {
     /** Where worker and watcher ran from: `dist` (as deployed) or `src (tsx)`. */
     roles: string;
     nodeOptions?: string;
+    /** `--role-env`: more environment for the roles. */
+    roleEnv?: Record<string, string>;
   };
   /** From the first node created to every node's pool warm (minPoolSize idle IPs in its CR). */
   nodesWarmSeconds: number;
@@ -128,7 +131,25 @@ export interface ScaleReport {
     rollingUpdate?: { replicas: number; rollSeconds: number; servedSeconds: number };
     /** `--restart-during-burst`: replica 1 killed once the burst was created → "Worker started" / every pod served. */
     duringBurst?: { workerStartSeconds: number; allServedSeconds: number };
+    /** `--all-in-one-restart`: `npm start -- --role all` killed -9 and started again (see all-in-one.ts). */
+    allInOne?: {
+      nodes: number;
+      /** The killed process's own start (it may have bundled the workflow code). */
+      firstWorkerStartSeconds: number;
+      /** From the replacement's spawn. */
+      workerStartSeconds: number;
+      leaderSeconds: number;
+      servedSeconds: number;
+      /** Spawn → the new leader's sweep done (the window of its workflow task times). */
+      windowSeconds: number;
+      /** Workflow tasks the replacement took (whole run: only its window). */
+      workflowTasks: number;
+      cpuSeconds: number;
+      peakRssMiB: number;
+    };
   };
+  /** Queue and run time of the node workflows' workflow tasks, per window (task-times.ts). */
+  workflowTasks: { burst: TaskTimes; restart: TaskTimes; allInOneRestart?: TaskTimes };
   /** The first node's burst: its pods and its workflow's history events, from the first pod's creation to settled. */
   timeline: NodeTimeline;
   /** The zero-leak audit at the end (test/support/audit.ts); not clean makes the benchmark exit non-zero. */
@@ -199,6 +220,32 @@ function temporalTable(temporal: ScaleReport['temporal']): string[] {
   ]);
 }
 
+function taskTimesTable(times: ScaleReport['workflowTasks']): string[] {
+  const windows: [string, TaskTimes | undefined][] = [
+    ['burst (first pod → settled)', times.burst],
+    ['worker restart (spawn → pod served)', times.restart],
+    ['all-in-one restart (spawn → sweep done)', times.allInOneRestart],
+  ];
+  const ms = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : '-');
+  return table(
+    ['workflow tasks', 'tasks', 'run p50 / p99 / max', 'run > 1 s', 'queue p50 / p99 / max', 'failed or timed out'],
+    windows.flatMap(([name, t]) =>
+      t === undefined
+        ? []
+        : [
+            [
+              name,
+              String(t.count),
+              `${ms(t.runP50Ms)} / ${ms(t.runP99Ms)} / ${ms(t.runMaxMs)}`,
+              String(t.runOverOneSecond),
+              `${ms(t.queueP50Ms)} / ${ms(t.queueP99Ms)} / ${ms(t.queueMaxMs)}`,
+              String(t.failedOrTimedOut),
+            ],
+          ],
+    ),
+  );
+}
+
 function workersTable(workers: ScaleReport['workers']): string[] {
   const other = workers.otherIdentities;
   return [
@@ -232,7 +279,13 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       `${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')} at start, ` +
       `${report.machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' ')} at end; ECS latency ` +
       `${config.ecsLatencyMs.min}–${config.ecsLatencyMs.max} ms, attach ${config.attachMs} ms, ENI poll ` +
-      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s${config.periodScale === 1 ? '' : ` (timers ×${config.periodScale})`}, roles from ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}.`,
+      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s${config.periodScale === 1 ? '' : ` (timers ×${config.periodScale})`}, roles from ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}${
+        config.roleEnv === undefined
+          ? ''
+          : `, role environment ${Object.entries(config.roleEnv)
+              .map(([key, value]) => `${key}=${value}`)
+              .join(' ')}`
+      }.`,
     '',
     ...table(
       ['figure', 'value'],
@@ -287,6 +340,18 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
                 `${seconds(report.restart.rollingUpdate.rollSeconds * 1000)} / ${seconds(report.restart.rollingUpdate.servedSeconds * 1000)}`,
               ],
             ]),
+        ...(report.restart.allInOne === undefined
+          ? []
+          : [
+              [
+                `all-in-one restart, ${report.restart.allInOne.nodes} nodes: respawn → "Worker started" / leader / new pod served`,
+                `${seconds(report.restart.allInOne.workerStartSeconds * 1000)} / ${seconds(report.restart.allInOne.leaderSeconds * 1000)} / ${seconds(report.restart.allInOne.servedSeconds * 1000)}`,
+              ],
+              [
+                'all-in-one restart: workflow tasks, CPU s, peak RSS of the new process (its sweep window)',
+                `${report.restart.allInOne.workflowTasks}, ${fixed(report.restart.allInOne.cpuSeconds)}, ${fixed(report.restart.allInOne.peakRssMiB, 0)} MiB (${fixed(report.restart.allInOne.windowSeconds, 1)} s)`,
+              ],
+            ]),
         ...(report.restart.duringBurst === undefined
           ? []
           : [
@@ -310,6 +375,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
     ),
   ];
   lines.push('', ...temporalTable(report.temporal), '', ...workersTable(report.workers));
+  lines.push('', ...taskTimesTable(report.workflowTasks));
   lines.push('', ...report.audit.lines.map((line) => `- ${line}`));
   if (report.notes.length > 0) lines.push('', ...report.notes.map((note) => `- ${note}`));
   if (options.timeline) lines.push('', '```text', ...formatTimeline(report.timeline), '```');

@@ -88,6 +88,12 @@ export interface Stack {
   readonly tracker: ServedTracker;
   readonly watcher: ManagedProcess;
   readonly workers: WorkerSet;
+  /**
+   * Starts `npm start -- --role all` as a user would (`src/main.ts` with tsx: the image has no all-in-one entry), with
+   * the watcher's and the worker's settings and one Lease identity for every process started so, as a container
+   * restarted in place keeps its pod's name. No health or metrics server: the two roles would share the address.
+   */
+  startAllInOne(name: string): ManagedProcess;
   snapshot(): Promise<Snapshot>;
   /** Whether the test servers keep the run directory when stopped (true until the run succeeds). */
   keepLogs: boolean;
@@ -173,6 +179,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     ENI_POLL_INTERVAL_MS: String(options.eniPollIntervalMs),
     LOG_LEVEL: 'info',
     ...(options.nodeOptions === undefined ? {} : { NODE_OPTIONS: options.nodeOptions }),
+    ...options.roleEnv,
   };
   const watcherHealthUrl = `http://127.0.0.1:${watcherHealthPort ?? 0}`;
   const periods = scaledPeriods(options.periodScale, options.nodeSettings);
@@ -256,6 +263,11 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
   cleanup.add('CR watch', () => {
     tracker.stop();
   });
+  const startAllInOne = (name: string): ManagedProcess => {
+    const env: NodeJS.ProcessEnv = { ...watcherEnv, POD_IDENTITY: 'bench-all-in-one' };
+    delete env['HEALTH_ADDRESS'];
+    return startRole({ name, args: ['--import', 'tsx', 'src/main.ts', '--role', 'all'], env, logDir: servers.runDir });
+  };
   return {
     options,
     servers,
@@ -266,6 +278,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     tracker,
     watcher,
     workers,
+    startAllInOne,
     snapshot,
     get keepLogs() {
       return state.keepLogs;

@@ -20,6 +20,7 @@ import { workerMetrics } from './metrics.js';
 import type { WorkerMetrics } from './metrics.js';
 import { loadCachedWorkflowBundle } from './workflow-bundle-cache.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../shared/ecs-budget.js';
+import { DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS } from '../config.js';
 import type { EcsApiName } from '../shared/ecs-budget.js';
 import { routeActivities, WorkerGroup } from './worker-group.js';
 import type { WorkflowCodeOrigin } from './workflow-bundle-cache.js';
@@ -77,6 +78,8 @@ export interface EniflowWorkerDeps {
   readCache?: NodeReadCache;
   eniPollIntervalMs?: number;
   maxConcurrentActivities?: number;
+  /** The main worker's `maxConcurrentWorkflowTaskExecutions` (config: MAX_CONCURRENT_WORKFLOW_TASKS). */
+  maxConcurrentWorkflowTasks?: number;
   /** Where the workflows' metric sinks and the vSwitch cache report (default: the process's {@link workerMetrics}). */
   metrics?: WorkerMetrics;
   /** A pre-built bundle (tests build one per file); otherwise see {@link workflowSource}. */
@@ -161,7 +164,11 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
       // small history, so a busy but live worker losing a task this way is cheap.
       stickyQueueScheduleToStartTimeout: '3s',
     },
-    mainOptions: { ...code.option, sinks: metrics.sinks },
+    mainOptions: {
+      ...code.option,
+      sinks: metrics.sinks,
+      maxConcurrentWorkflowTaskExecutions: deps.maxConcurrentWorkflowTasks ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
+    },
   });
   if (deps.vSwitchWake !== false) {
     const wake = new VSwitchWakeNotifier({

@@ -162,6 +162,7 @@ export async function startWorker(input: {
       eniPollIntervalMs: config.ecs.eniPollIntervalMs,
       vSwitchWake: { pollMs: config.ecs.vSwitchWakePollMs },
       maxConcurrentActivities: config.maxConcurrentActivities,
+      maxConcurrentWorkflowTasks: config.maxConcurrentWorkflowTasks,
       callsPerMinute: config.ecs.callsPerMinute,
       ecsBurst: config.ecs.burst,
       ...(config.temporalUiUrl === undefined ? {} : { temporalUiUrl: config.temporalUiUrl }),
@@ -181,6 +182,10 @@ export async function startWorker(input: {
     // The spans of the last activities would otherwise be lost with the process.
     await tracing?.shutdown();
     logger.info('Worker stopped');
+  });
+  // Once the polls are out (see AlibabaEcsApi.preload).
+  setImmediate(() => {
+    void ecs.preload();
   });
   return {
     done,

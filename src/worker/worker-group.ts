@@ -80,7 +80,10 @@ export class WorkerGroup {
   static async create(input: {
     queues: readonly QueueActivities[];
     common: Omit<WorkerOptions, 'taskQueue' | 'activities' | 'workflowBundle' | 'workflowsPath' | 'sinks'>;
-    mainOptions: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'sinks'>;
+    mainOptions: Pick<
+      WorkerOptions,
+      'workflowBundle' | 'workflowsPath' | 'sinks' | 'maxConcurrentWorkflowTaskExecutions'
+    >;
   }): Promise<WorkerGroup> {
     const created: Worker[] = [];
     for (const [i, queue] of input.queues.entries()) {

@@ -79,5 +79,12 @@ describe('scale benchmark, smoke preset', () => {
     assertPositive(report.restart.workerStartSeconds, 'restart: worker started');
     assertPositive(report.restart.servedSeconds, 'restart: pod served');
     assert.ok(report.restart.servedSeconds >= report.restart.workerStartSeconds - 1);
+
+    // Workflow task times, from the same histories: every completed task of the burst window is timed, and the pod
+    // created at the restart needed at least one task of the new worker.
+    const tasks = report.workflowTasks;
+    assert.ok(tasks.burst.count >= report.temporal.burst.workflowTasks, `burst tasks timed: ${tasks.burst.count}`);
+    assert.ok(tasks.burst.runP50Ms <= tasks.burst.runMaxMs && tasks.burst.queueP50Ms <= tasks.burst.queueMaxMs);
+    assert.ok(tasks.restart.count >= 1, 'the pod created at the restart took a workflow task');
   });
 });

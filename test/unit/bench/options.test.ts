@@ -40,4 +40,18 @@ describe('bench options: scaled timer periods', () => {
     assert.equal(parseOptions([]).restartDuringBurst, false);
     assert.equal(parseOptions(['--restart-during-burst', '--workers', '2']).restartDuringBurst, true);
   });
+
+  it('restarts an all-in-one process last only when asked', () => {
+    assert.equal(parseOptions([]).allInOneRestart, false);
+    assert.equal(parseOptions(['--all-in-one-restart']).allInOneRestart, true);
+  });
+
+  it('takes more role environment as a JSON object of strings', () => {
+    assert.equal(parseOptions([]).roleEnv, undefined);
+    assert.deepEqual(parseOptions(['--role-env', '{"MAX_CONCURRENT_WORKFLOW_TASKS":"8"}']).roleEnv, {
+      MAX_CONCURRENT_WORKFLOW_TASKS: '8',
+    });
+    assert.throws(() => parseOptions(['--role-env', '{"A":8}']), /values must be strings: A/);
+    assert.throws(() => parseOptions(['--role-env', '["A"]']), /must be a JSON object/);
+  });
 });
