@@ -59,7 +59,7 @@ async function startRoles(input: {
   if (input.role !== 'worker') {
     const config = loadWatcherConfig(input.env);
     const logger = input.logger.child({ role: 'watcher' });
-    const watcher = await runWatcher(config, { logger });
+    const watcher = await runWatcher(config, { logger, workerInProcess: input.role === 'all' });
     const health =
       config.healthAddress === undefined
         ? undefined

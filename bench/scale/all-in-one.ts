@@ -8,13 +8,17 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ManagedProcess } from '../../scripts/lib/managed-process.js';
+import { DEFAULT_START_SWEEP_NODES_PER_SECOND } from '../../src/watcher/watcher-config.js';
 import { createOnePod, timeoutMs, workerStarted } from './phases.js';
 import { sampleProcess } from './probes.js';
 import { log } from './stack.js';
 import type { Stack } from './stack.js';
 
-/** The watcher's default START_SWEEP_NODES_PER_SECOND: the pace of a new leader's one signal per node. */
-const SWEEP_NODES_PER_SECOND = 20;
+/** The sweep's pace the roles run with (`--role-env` may set it). */
+function sweepNodesPerSecond(roleEnv: Record<string, string> | undefined): number {
+  const given = Number(roleEnv?.['START_SWEEP_NODES_PER_SECOND']);
+  return Number.isFinite(given) && given > 0 ? given : DEFAULT_START_SWEEP_NODES_PER_SECOND;
+}
 /** After the sweep's last signal, time for its passes to end. */
 const SWEEP_SETTLE_MS = 5_000;
 
@@ -55,7 +59,7 @@ async function startedAndLeading(
 
 export async function restartAllInOne(stack: Stack): Promise<AllInOneResult> {
   const { options, tracker, workers } = stack;
-  const sweepMs = (options.nodes / SWEEP_NODES_PER_SECOND) * 1000 + SWEEP_SETTLE_MS;
+  const sweepMs = (options.nodes / sweepNodesPerSecond(options.roleEnv)) * 1000 + SWEEP_SETTLE_MS;
   log('all-in-one: stop the watcher and the workers, start `npm start -- --role all`');
   workers.sample();
   await Promise.all([stack.watcher.stop(10_000), ...workers.replicas.map((worker) => worker.process.stop(10_000))]);

@@ -23,6 +23,35 @@ export interface IpamGauges {
   nodeCrs: number;
 }
 
+/** The CRs of the nodes whose pods get IPs from eniflow: not in exclusive ENI mode, not being deleted. */
+function managedCrs(nodeCrs: Iterable<[string, NodeCrView]>): Map<string, NodeCrView> {
+  const crs = new Map<string, NodeCrView>();
+  for (const [, view] of nodeCrs) if (!view.deleting && !view.ipam.exclusiveEni) crs.set(view.nodeName, view);
+  return crs;
+}
+
+/** The pods waiting for an IP (see `ipamGauges`). */
+function* waitingPodsOf(pods: Iterable<[string, PodView]>, crs: ReadonlyMap<string, NodeCrView>): Generator<PodView> {
+  for (const [key, pod] of pods) {
+    if (pod.ipWaitSinceMs === undefined) continue;
+    const cr = crs.get(pod.nodeName);
+    if (cr !== undefined && !cr.ipam.boundPods.has(key)) yield pod;
+  }
+}
+
+/**
+ * The nodes with a pod waiting for an IP, in name order (pure). A new leader signals them first, as changes: a pod
+ * created while no replica led is no change any informer reports, and its node's sweep turn may be many seconds away.
+ */
+export function nodesWithWaitingPods(input: {
+  pods: Iterable<[string, PodView]>;
+  nodeCrs: Iterable<[string, NodeCrView]>;
+}): string[] {
+  const nodes = new Set<string>();
+  for (const pod of waitingPodsOf(input.pods, managedCrs(input.nodeCrs))) nodes.add(pod.nodeName);
+  return [...nodes].sort();
+}
+
 /**
  * Computes {@link IpamGauges} (pure). A pod waits for an IP when it is bound to a node that has a Node CR (not in
  * exclusive ENI mode, not being deleted), may wait at all (see `PodView.ipWaitSinceMs`: not host-network, not
@@ -34,24 +63,20 @@ export function ipamGauges(input: {
   nowMs: number;
   topNodes: number;
 }): IpamGauges {
-  const crs = new Map<string, NodeCrView>();
   const poolIps = { ipv4: { idle: 0, used: 0 }, ipv6: { idle: 0, used: 0 } };
-  for (const [, view] of input.nodeCrs) {
+  const nodeCrs = [...input.nodeCrs];
+  for (const [, view] of nodeCrs) {
     for (const family of ['ipv4', 'ipv6'] as const) {
       poolIps[family].idle += view.ipam.ips[family].idle;
       poolIps[family].used += view.ipam.ips[family].used;
     }
-    if (view.deleting || view.ipam.exclusiveEni) continue;
-    crs.set(view.nodeName, view);
   }
+  const crs = managedCrs(nodeCrs);
   const byNode = new Map<string, NodeWaiting>();
   let waitingPods = 0;
   let oldestWaitSeconds = 0;
-  for (const [key, pod] of input.pods) {
-    if (pod.ipWaitSinceMs === undefined) continue;
-    const cr = crs.get(pod.nodeName);
-    if (cr === undefined || cr.ipam.boundPods.has(key)) continue;
-    const waitSeconds = Math.max(0, (input.nowMs - pod.ipWaitSinceMs) / 1000);
+  for (const pod of waitingPodsOf(input.pods, crs)) {
+    const waitSeconds = Math.max(0, (input.nowMs - (pod.ipWaitSinceMs ?? input.nowMs)) / 1000);
     waitingPods += 1;
     oldestWaitSeconds = Math.max(oldestWaitSeconds, waitSeconds);
     const node = byNode.get(pod.nodeName) ?? { node: pod.nodeName, waitingPods: 0, oldestWaitSeconds: 0 };

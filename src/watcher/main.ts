@@ -35,7 +35,7 @@ import {
 } from './relevant-changes.js';
 import type { NodeCrObject } from './relevant-changes.js';
 import { SignalDispatcher } from './signal-dispatcher.js';
-import { ipamGauges } from './ipam-gauges.js';
+import { ipamGauges, nodesWithWaitingPods } from './ipam-gauges.js';
 import type { IpamGauges } from './ipam-gauges.js';
 import { CONTROL_CONFIGMAP_NAME, loadWatcherConfig, WATCHER_METRICS_DEFAULTS } from './watcher-config.js';
 import type { WatcherConfig } from './watcher-config.js';
@@ -77,6 +77,8 @@ export interface WatcherDependencies {
   temporalClient?: Client;
   gateway?: WorkflowGateway;
   logger?: Logger;
+  /** The worker runs in this process too (`--role all`): see TemporalWorkflowGateway's `workerInProcess`. */
+  workerInProcess?: boolean;
 }
 
 /** Starts the watcher: informers at once, signalling when (and while) this replica holds the lease. */
@@ -122,6 +124,7 @@ export async function runWatcher(
       // Read when a workflow is started, by then the informer below exists.
       instanceOf: (nodeName) => instanceIdOf(nodeCrs.view(nodeName)),
       degradation: () => degradation.current(),
+      ...(dependencies.workerInProcess === true ? { workerInProcess: true } : {}),
     });
   }
 
@@ -222,6 +225,10 @@ export async function runWatcher(
       'Signalling every node once, spread over time',
     );
     dispatcher.sweep(names, 'watcher-start');
+    // A pod that waits for an IP is no reason to wait for its node's turn: its node is signalled at once.
+    for (const nodeName of nodesWithWaitingPods({ pods: pods.entries(), nodeCrs: nodeCrs.entries() })) {
+      dispatcher.enqueue({ nodeName, reason: 'pods-waiting' });
+    }
   };
   let isSynced = false;
   void synced.then(() => {

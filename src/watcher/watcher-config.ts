@@ -64,6 +64,15 @@ export const DEGRADATION_KEY = 'degradation';
 /** Defaults of {@link WatcherConfig.metrics}. */
 export const WATCHER_METRICS_DEFAULTS = { topNodes: 20, nodeStatePollMs: 60_000 } as const;
 
+/**
+ * A new leader's signals per second to every node (the start sweep). The sweep is the backstop for changes nobody saw
+ * while no replica led; a node with a change or a pod waiting for an IP jumps it. After a restart of the worker too,
+ * each sweep signal replays a workflow (about 50 ms of worker CPU on the 2-core benchmark machine): at 20 a second the
+ * replays piled up in the worker (tasks held 1.3–1.6 s), at 10 they do not (at most 0.4 s), and 200 nodes still take
+ * 20 s, 5000 about 8 min.
+ */
+export const DEFAULT_START_SWEEP_NODES_PER_SECOND = 10;
+
 /** The environment variables the watcher reads, with their meaning. */
 export const WATCHER_ENV = {
   ENIFLOW_CLUSTER_ID:
@@ -84,7 +93,7 @@ export const WATCHER_ENV = {
   COALESCE_WINDOW_MS: 'a node is signalled once its changes have been quiet this long (default 200)',
   COALESCE_MAX_DELAY_MS: 'and at the latest this long after its first unsent change (default 10 × the window)',
   START_SWEEP_NODES_PER_SECOND:
-    'a new leader signals every node once, this many nodes per second; changes jump the queue (default 20)',
+    'a new leader signals every node once, this many nodes per second; changes and nodes with a pod waiting for an IP jump the queue (default 10)',
   WATCH_TIMEOUT_SECONDS: 'server-side timeout of each watch request (default 300)',
   WATCH_IDLE_TIMEOUT_SECONDS: 'resume a watch silent this long, bookmarks included (default 90)',
   LIST_TIMEOUT_SECONDS: 'deadline of each informer list; retried with backoff after it (default 60)',
@@ -232,7 +241,12 @@ export function loadWatcherConfig(env: Env = process.env): WatcherConfig {
     },
     coalesceWindowMs: windowMs,
     coalesceMaxDelayMs: maxDelayMs,
-    startSweepNodesPerSecond: positiveNumber({ env, name: 'START_SWEEP_NODES_PER_SECOND', fallback: 20, problems }),
+    startSweepNodesPerSecond: positiveNumber({
+      env,
+      name: 'START_SWEEP_NODES_PER_SECOND',
+      fallback: DEFAULT_START_SWEEP_NODES_PER_SECOND,
+      problems,
+    }),
     watch: {
       serverTimeoutSeconds: positiveNumber({
         env,

@@ -80,6 +80,8 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
   private readonly janitorSettings: JanitorSettings;
   private readonly instanceOf: (nodeName: string) => string | undefined;
   private readonly degradation: () => DegradationSetting;
+  /** Set with `workerInProcess`: nodes whose workflow's sticky queue this process has not yet reset. */
+  private readonly stickyUnreset: { done: Set<string> } | undefined;
 
   /**
    * `nodeSettings` are recorded in every node workflow started here, `janitorSettings` in the janitor (both in
@@ -93,6 +95,13 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
     instanceOf?: (nodeName: string) => string | undefined;
     /** The cluster's degradation setting now: carried by every start and signal (see `ReconcileReason`). */
     degradation?: () => DegradationSetting;
+    /**
+     * The worker runs in this process (`npm start -- --role all`). A node workflow's sticky queue, if it has one, is
+     * then most likely the previous life's of this process, dead with it: its next task would wait out the sticky
+     * timeout (3 s) before any worker could take it. So the first signal to each node resets the workflow's sticky
+     * queue first (one extra call per node per process life; a live replica's cache costs one replay).
+     */
+    workerInProcess?: boolean;
   }) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
@@ -100,9 +109,23 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
     this.janitorSettings = options.janitorSettings;
     this.instanceOf = options.instanceOf ?? (() => undefined);
     this.degradation = options.degradation ?? (() => NO_DEGRADATION);
+    this.stickyUnreset = options.workerInProcess === true ? { done: new Set() } : undefined;
+  }
+
+  /** See `workerInProcess`. Best effort: without the reset the task only waits out the sticky timeout. */
+  private async resetStickyOnce(nodeName: string): Promise<void> {
+    if (this.stickyUnreset === undefined || this.stickyUnreset.done.has(nodeName)) return;
+    this.stickyUnreset.done.add(nodeName);
+    await this.client.workflowService
+      .resetStickyTaskQueue({
+        namespace: this.client.options.namespace,
+        execution: { workflowId: nodeWorkflowId(nodeName) },
+      })
+      .catch(() => undefined);
   }
 
   async signalNode(signal: NodeSignal): Promise<void> {
+    await this.resetStickyOnce(signal.nodeName);
     const degradation = this.degradation();
     await this.client.workflow.signalWithStart<typeof nodeIpamWorkflow, [typeof signal.reason]>(NODE_WORKFLOW_TYPE, {
       workflowId: nodeWorkflowId(signal.nodeName),

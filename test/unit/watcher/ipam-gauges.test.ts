@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 
 import type { V1Pod } from '@kubernetes/client-node';
 
-import { ipamGauges } from '../../../src/watcher/ipam-gauges.js';
+import { ipamGauges, nodesWithWaitingPods } from '../../../src/watcher/ipam-gauges.js';
 import { nodeCrView, podView } from '../../../src/watcher/relevant-changes.js';
 import type { NodeCrObject } from '../../../src/watcher/relevant-changes.js';
 
@@ -155,5 +155,31 @@ describe('ipamGauges', () => {
       assert.equal(gauges.nodesWithWaitingPods, 3);
       assert.equal(gauges.oldestWaitSeconds, 540);
     }
+  });
+});
+
+describe('nodesWithWaitingPods', () => {
+  it('names, in order, the managed nodes with a pod waiting for an IP, each once', () => {
+    const nodes = nodesWithWaitingPods({
+      nodeCrs: [
+        cr({ node: 'b', bound: ['ns/served'] }),
+        cr({ node: 'a' }),
+        cr({ node: 'c' }),
+        cr({ node: 'x', exclusive: true }),
+        cr({ node: 'd', deleting: true }),
+      ],
+      pods: [
+        pod({ name: 'b1', node: 'b' }),
+        pod({ name: 'b2', node: 'b' }),
+        pod({ name: 'served', node: 'b' }),
+        pod({ name: 'a1', node: 'a' }),
+        pod({ name: 'c-host', node: 'c', hostNetwork: true }),
+        pod({ name: 'c-ip', node: 'c', ip: '10.9.9.9' }),
+        pod({ name: 'x1', node: 'x' }),
+        pod({ name: 'd1', node: 'd' }),
+        pod({ name: 'no-cr', node: 'e' }),
+      ],
+    });
+    assert.deepEqual(nodes, ['a', 'b']);
   });
 });

@@ -54,8 +54,8 @@ describe('StartSweep', () => {
     assert.deepEqual(sweep.take(10_000), []);
   });
 
-  it('START_SWEEP_NODES_PER_SECOND sets the rate (default 20)', () => {
-    assert.equal(loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'c-test' }).startSweepNodesPerSecond, 20);
+  it('START_SWEEP_NODES_PER_SECOND sets the rate (default 10)', () => {
+    assert.equal(loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'c-test' }).startSweepNodesPerSecond, 10);
     assert.equal(
       loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'c-test', START_SWEEP_NODES_PER_SECOND: '2.5' }).startSweepNodesPerSecond,
       2.5,

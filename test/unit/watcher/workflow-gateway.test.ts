@@ -83,4 +83,52 @@ describe('TemporalWorkflowGateway', () => {
     );
     assert.ok(signalled.every((entry) => entry.name === 'degradation' && entry.args[0] === setting));
   });
+  it("with the worker in this process, resets each node workflow's sticky queue once, before its first signal", async () => {
+    const config = loadWatcherConfig({ ENIFLOW_CLUSTER_ID: 'c-1' });
+    const calls: string[] = [];
+    const client = (resetFails: boolean): Client =>
+      ({
+        options: { namespace: 'ns' },
+        workflowService: {
+          resetStickyTaskQueue: (request: { namespace: string; execution: { workflowId: string } }) => {
+            calls.push(`reset ${request.namespace} ${request.execution.workflowId}`);
+            return resetFails ? Promise.reject(new Error('NotFound')) : Promise.resolve({});
+          },
+        },
+        workflow: {
+          signalWithStart: (_type: string, options: { workflowId: string }) => {
+            calls.push(`signal ${options.workflowId}`);
+            return Promise.resolve(undefined);
+          },
+        },
+      }) as unknown as Client;
+    const gateway = (workerInProcess: boolean, resetFails = false): TemporalWorkflowGateway =>
+      new TemporalWorkflowGateway({
+        client: client(resetFails),
+        taskQueue: 'q',
+        nodeSettings: config.nodeSettings,
+        janitorSettings: config.janitorSettings,
+        workerInProcess,
+      });
+
+    const inProcess = gateway(true);
+    await inProcess.signalNode({ nodeName: 'a', reason: { reason: 'watcher-start' } });
+    await inProcess.signalNode({ nodeName: 'a', reason: { reason: 'pod-added' } });
+    await inProcess.signalNode({ nodeName: 'b', reason: { reason: 'pod-added' } });
+    assert.deepEqual(calls, [
+      'reset ns eniflow-node/a',
+      'signal eniflow-node/a',
+      'signal eniflow-node/a',
+      'reset ns eniflow-node/b',
+      'signal eniflow-node/b',
+    ]);
+
+    calls.length = 0;
+    await gateway(true, true).signalNode({ nodeName: 'new', reason: { reason: 'pod-added' } });
+    assert.deepEqual(calls, ['reset ns eniflow-node/new', 'signal eniflow-node/new'], 'a failed reset still signals');
+
+    calls.length = 0;
+    await gateway(false).signalNode({ nodeName: 'a', reason: { reason: 'pod-added' } });
+    assert.deepEqual(calls, ['signal eniflow-node/a'], 'a separate worker keeps its sticky cache');
+  });
 });
