@@ -82,6 +82,25 @@ function workerFigures(results: RunResults): ScaleReport['workers'] {
   };
 }
 
+/** `--all-in-one-restart`: the restarted all-in-one process's figures, as the report's `restart.allInOne`. */
+function allInOneFigures(results: RunResults): Pick<ScaleReport['restart'], 'allInOne'> {
+  const run = results.allInOne;
+  if (run === undefined) return {};
+  return {
+    allInOne: {
+      nodes: run.nodes,
+      firstWorkerStartSeconds: run.firstWorkerStartMs / 1000,
+      workerStartSeconds: run.workerStartMs / 1000,
+      leaderSeconds: run.leaderMs / 1000,
+      servedSeconds: run.servedMs / 1000,
+      windowSeconds: (run.endMs - run.startMs) / 1000,
+      workflowTasks: tasksByIdentity(results.runs).get(run.identity)?.workflowTasks ?? 0,
+      cpuSeconds: run.cpuSeconds,
+      peakRssMiB: run.peakRssMiB,
+    },
+  };
+}
+
 export function assembleReport(results: RunResults): ScaleReport {
   const { options, burst, afterIdle, final } = results;
   const { before: beforeBurst, after: afterBurst } = burst;
@@ -233,21 +252,7 @@ export function assembleReport(results: RunResults): ScaleReport {
               servedSeconds: results.roll.servedMs / 1000,
             },
           }),
-      ...(results.allInOne === undefined
-        ? {}
-        : {
-            allInOne: {
-              nodes: results.allInOne.nodes,
-              firstWorkerStartSeconds: results.allInOne.firstWorkerStartMs / 1000,
-              workerStartSeconds: results.allInOne.workerStartMs / 1000,
-              leaderSeconds: results.allInOne.leaderMs / 1000,
-              servedSeconds: results.allInOne.servedMs / 1000,
-              windowSeconds: (results.allInOne.endMs - results.allInOne.startMs) / 1000,
-              workflowTasks: tasksByIdentity(results.runs).get(results.allInOne.identity)?.workflowTasks ?? 0,
-              cpuSeconds: results.allInOne.cpuSeconds,
-              peakRssMiB: results.allInOne.peakRssMiB,
-            },
-          }),
+      ...allInOneFigures(results),
       ...(results.burst.restart === undefined
         ? {}
         : {

@@ -23,7 +23,8 @@ import type { StepReport } from './step-failure.js';
  * plan (a planned create of their kind attaches them); one that no demand wants any more goes to the GC. The open
  * intents the steps report replace the carried ones.
  *
- * Assigns take a fraction of a second, a create with its attach several seconds: when the plan has both, the assigns'
+ * Pods the local pool served are the caller's to write before any call is made (`beforeActing`). Assigns take a
+ * fraction of a second, a create with its attach several seconds: when the plan has both, the assigns'
  * outcomes are folded (in plan order) as soon as they are all in, and `serveEarly` may serve pods from them and write
  * the status before the creates end. The ENIs it returns (its bindings included) are the base the creates' outcomes
  * are then folded onto, so a pod served early keeps its address. Assigns and creates touch different ENIs, so the
@@ -48,6 +49,11 @@ export async function allocateForDemand(input: {
    * pods and write them; it returns the ENIs with its bindings, or undefined when it served nobody.
    */
   serveEarly?: (enis: NetworkInterfaces) => Promise<NetworkInterfaces | undefined>;
+  /**
+   * Called once the plan is known to make cloud calls, before it makes them: the pods the local pool served need no
+   * call, and the calls may wait seconds for the ECS budget (a pool top-up after a burst), so they are written first.
+   */
+  beforeActing?: () => Promise<void>;
 }): Promise<{
   plan: EniAllocationPlan;
   allocated: StepReport[];
@@ -76,6 +82,7 @@ export async function allocateForDemand(input: {
     awaiting: enisAwaitingAttach(local.enis),
     demand: plan.demand,
   });
+  if (allocations.length > 0) await input.beforeActing?.();
   const runs = input.operator.startAllocations({
     allocations,
     enis: local.enis,

@@ -156,15 +156,22 @@ async function singleIpPass(input: {
   // What the CR holds: the status read, or the one written early in this pass.
   let current: NodeStatus = node.status ?? {};
   let boundEarly = 0;
+  // An early write changes the ENIs and sync times only: the CR keeps its other fields (the pool's among them), which
+  // the final write compares against.
+  const writeEarly = async (early: NetworkInterfaces): Promise<void> => {
+    const status = statusWithSyncTimes(early, cloud.times);
+    if (await tools.writeStatus({ status, current, enis: early })) current = { ...current, ...status };
+  };
+  // The pods the local pool served are written before the pass's cloud calls: those may wait for the ECS budget.
+  const writeLocalFirst = async (): Promise<void> => {
+    if (local.newlyBound.length > 0) await writeEarly(local.enis);
+  };
   // Pods the assigns can serve are written before the pass's creates and attaches end (seconds later).
   const serveEarly = async (assigned: NetworkInterfaces): Promise<NetworkInterfaces | undefined> => {
     const early = assignIpsFromLocalPool({ enis: assigned, requests: demand.requests, primaryFamily });
     if (early.newlyBound.length === 0) return undefined;
     boundEarly = early.newlyBound.length;
-    const status = statusWithSyncTimes(early.enis, cloud.times);
-    // The early write changes the ENIs and sync times only: the CR keeps its other fields (the pool's among them),
-    // which the final write compares against.
-    if (await tools.writeStatus({ status, current, enis: early.enis })) current = { ...current, ...status };
+    await writeEarly(early.enis);
     return early.enis;
   };
   // Act, then fold in plan order.
@@ -179,6 +186,7 @@ async function singleIpPass(input: {
     allocate: gates.allocate,
     warmUpDemand: pool.warmUpDemand(),
     serveEarly,
+    beforeActing: writeLocalFirst,
   });
   const { plan, allocated, openIntents } = round;
   const served = round.changed
