@@ -68,7 +68,7 @@ export const WATCHER_METRICS_DEFAULTS = { topNodes: 20, nodeStatePollMs: 60_000 
  * A new leader's signals per second to every node (the start sweep). The sweep is the backstop for changes nobody saw
  * while no replica led; a node with a change or a pod waiting for an IP jumps it. After a restart of the worker too,
  * each sweep signal replays a workflow (about 50 ms of worker CPU on the 2-core benchmark machine): at 20 a second the
- * replays piled up in the worker (tasks held 1.3–1.6 s), at 10 they do not (at most 0.4 s), and 200 nodes still take
+ * replays piled up in the worker (tasks held 1.3–1.6 s), at 10 they do not (at most 0.64 s), and 200 nodes still take
  * 20 s, 5000 about 8 min.
  */
 export const DEFAULT_START_SWEEP_NODES_PER_SECOND = 10;

@@ -80,8 +80,8 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
   private readonly janitorSettings: JanitorSettings;
   private readonly instanceOf: (nodeName: string) => string | undefined;
   private readonly degradation: () => DegradationSetting;
-  /** Set with `workerInProcess`: nodes whose workflow's sticky queue this process has not yet reset. */
-  private readonly stickyUnreset: { done: Set<string> } | undefined;
+  /** With `workerInProcess`: the nodes whose workflow's sticky queue this process has reset. */
+  private readonly stickyReset: Set<string> | undefined;
 
   /**
    * `nodeSettings` are recorded in every node workflow started here, `janitorSettings` in the janitor (both in
@@ -109,13 +109,13 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
     this.janitorSettings = options.janitorSettings;
     this.instanceOf = options.instanceOf ?? (() => undefined);
     this.degradation = options.degradation ?? (() => NO_DEGRADATION);
-    this.stickyUnreset = options.workerInProcess === true ? { done: new Set() } : undefined;
+    this.stickyReset = options.workerInProcess === true ? new Set() : undefined;
   }
 
   /** See `workerInProcess`. Best effort: without the reset the task only waits out the sticky timeout. */
   private async resetStickyOnce(nodeName: string): Promise<void> {
-    if (this.stickyUnreset === undefined || this.stickyUnreset.done.has(nodeName)) return;
-    this.stickyUnreset.done.add(nodeName);
+    if (this.stickyReset === undefined || this.stickyReset.has(nodeName)) return;
+    this.stickyReset.add(nodeName);
     await this.client.workflowService
       .resetStickyTaskQueue({
         namespace: this.client.options.namespace,
