@@ -244,18 +244,10 @@ export interface RestartResult {
 
 /** SIGKILLs replica 1's worker, spawns a new one and at once creates one pod on a random node. */
 export async function restart(stack: Stack): Promise<RestartResult> {
-  const { workers, tracker } = stack;
-  const killed = workers.replicas[0];
-  if (killed === undefined) throw new Error('no worker replica to restart');
-  log('restart: SIGKILL the worker, start a new one, create one pod');
-  workers.sample();
-  process.kill(killed.process.pid, 'SIGKILL');
-  await killed.process.exited;
-  const restartMs = performance.now();
-  const next = await workers.start(killed.slot, `worker-${killed.slot}-restarted`);
+  const { tracker } = stack;
+  const { restartMs, started } = await killAndRespawnReplicaOne(stack, 'restarted');
   const podId = await createOnePod(stack, { suffix: 'after-restart', createdMs: restartMs });
-  await next.process.waitForStdoutLine(workerStarted, 180_000);
-  const workerStartMs = performance.now() - restartMs;
+  const workerStartMs = await started;
   await tracker.until(
     () => tracker.servedMs(podId) !== undefined,
     timeoutMs(stack),
