@@ -10,6 +10,8 @@ export interface PollOptions {
   readonly timeoutMs: number;
   /** Pause between attempts; defaults to 100 ms. */
   readonly intervalMs?: number;
+  /** Stops the polling (with the signal's reason) once aborted, e.g. when the server awaited has exited. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -20,6 +22,7 @@ export async function pollUntil<T>(probe: () => Promise<T | undefined>, options:
   const deadline = Date.now() + options.timeoutMs;
   let lastError: unknown;
   for (;;) {
+    options.signal?.throwIfAborted();
     try {
       const value = await probe();
       if (value !== undefined) return value;
@@ -32,7 +35,7 @@ export async function pollUntil<T>(probe: () => Promise<T | undefined>, options:
         cause: lastError,
       });
     }
-    await sleep(options.intervalMs ?? 100);
+    await sleep(options.intervalMs ?? 100, undefined, options.signal === undefined ? {} : { signal: options.signal });
   }
 }
 

@@ -82,13 +82,36 @@ export async function startTemporalDevServer(
   if (!(await isToolCached(TEMPORAL_CLI))) {
     throw new Error(`The Temporal CLI is not built (${TEMPORAL_CLI.binaryPath}). Run \`npm run tools\` first.`);
   }
-  const [grpcPort, uiPort, httpPort, metricsPort] =
-    options.ports === undefined
-      ? await reserveFreePorts(4)
-      : [options.ports.grpc, options.ports.ui, options.ports.http, options.ports.metrics];
-  if (grpcPort === undefined || uiPort === undefined || httpPort === undefined || metricsPort === undefined) {
-    throw new Error('could not reserve ports for the Temporal dev server');
+  if (options.ports !== undefined) return launchTemporalDevServer({ runDir, log }, options, options.ports);
+  // Ports free a moment ago may be taken before the server binds them (another server of the run starting beside
+  // it): such a start is tried again on new ports, a few times.
+  for (let attempt = 1; ; attempt++) {
+    const [grpc, ui, http, metrics] = await reserveFreePorts(4);
+    if (grpc === undefined || ui === undefined || http === undefined || metrics === undefined) {
+      throw new Error('could not reserve ports for the Temporal dev server');
+    }
+    try {
+      return await launchTemporalDevServer({ runDir, log }, options, { grpc, ui, http, metrics });
+    } catch (error) {
+      if (attempt >= PORT_RACE_ATTEMPTS || !isPortTaken(error)) throw error;
+      log(`temporal: a reserved port was taken before the server bound it; starting again on new ports`);
+    }
   }
+}
+
+const PORT_RACE_ATTEMPTS = 3;
+
+/** Whether a start failed because one of its ports was bound by someone else first. */
+export function isPortTaken(error: unknown): boolean {
+  return error instanceof Error && /address already in use/i.test(error.message);
+}
+
+async function launchTemporalDevServer(
+  { runDir, log }: Pick<TestServerStartContext, 'runDir' | 'log'>,
+  options: TemporalDevServerOptions,
+  ports: TemporalDevServerPorts,
+): Promise<RunningTestServer> {
+  const { grpc: grpcPort, ui: uiPort, http: httpPort, metrics: metricsPort } = ports;
   const address = `127.0.0.1:${grpcPort}`;
   const uiUrl = `http://127.0.0.1:${uiPort}`;
   const args = [
@@ -121,8 +144,11 @@ export async function startTemporalDevServer(
     args,
     logPath: join(runDir, options.logName ?? 'temporal.log'),
   });
+  // A server that exited is not waited for: its probes stop with it.
+  const exited = new AbortController();
+  void server.exited.then(() => { exited.abort(new Error('the Temporal dev server exited')); });
   try {
-    await server.unlessExited(waitUntilTemporalReady({ address, uiUrl }));
+    await server.unlessExited(waitUntilTemporalReady({ address, uiUrl, signal: exited.signal }));
   } catch (error) {
     await server.stop();
     throw error;
@@ -157,11 +183,20 @@ export async function startTemporalDevServer(
  * Ready means: the frontend answers for the test namespace, the custom search attributes are registered and
  * the Web UI serves its page.
  */
-async function waitUntilTemporalReady({ address, uiUrl }: { address: string; uiUrl: string }): Promise<void> {
+async function waitUntilTemporalReady({
+  address,
+  uiUrl,
+  signal,
+}: {
+  address: string;
+  uiUrl: string;
+  signal: AbortSignal;
+}): Promise<void> {
   const connection = await pollUntil(() => Connection.connect({ address, connectTimeout: 1000 }), {
     description: `the Temporal frontend at ${address}`,
     timeoutMs: READY_TIMEOUT_MS,
     intervalMs: 200,
+    signal,
   });
   try {
     await pollUntil(
@@ -173,7 +208,11 @@ async function waitUntilTemporalReady({ address, uiUrl }: { address: string; uiU
         const registered = Object.keys(customAttributes ?? {});
         return Object.keys(TEMPORAL_SEARCH_ATTRIBUTES).every((name) => registered.includes(name)) ? true : undefined;
       },
-      { description: `namespace ${TEMPORAL_TEST_NAMESPACE} with its search attributes`, timeoutMs: READY_TIMEOUT_MS },
+      {
+        description: `namespace ${TEMPORAL_TEST_NAMESPACE} with its search attributes`,
+        timeoutMs: READY_TIMEOUT_MS,
+        signal,
+      },
     );
   } finally {
     await connection.close();
@@ -181,6 +220,7 @@ async function waitUntilTemporalReady({ address, uiUrl }: { address: string; uiU
   await pollUntil(async () => ((await fetch(uiUrl)).ok ? true : undefined), {
     description: `the Temporal Web UI at ${uiUrl}`,
     timeoutMs: READY_TIMEOUT_MS,
+    signal,
   });
 }
 

@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
+import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
+import { isPortTaken, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import {
   SEARCH_ATTRIBUTE_KEYS,
   connectTemporalTestEnv,
@@ -99,5 +105,26 @@ describe('Temporal dev server', () => {
       await handle.signal(addItemSignal, 'done');
       assert.deepEqual(await handle.result(), ['done']);
     });
+  });
+
+  // A fresh-port start is tried again when it meets this error; this pins the error the real server gives.
+  it('fails a start on a taken port with the error a fresh-port start retries on', async () => {
+    const [grpc, ui, http, metrics] = await reserveFreePorts(4);
+    assert.ok(grpc !== undefined && ui !== undefined && http !== undefined && metrics !== undefined);
+    // The HTTP API port: nothing connects to it while the server starts (a squatter on the frontend port would hold
+    // the readiness probe's connections open).
+    const squatter = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => squatter.listen(http, '127.0.0.1', resolve));
+    const runDir = await mkdtemp(join(tmpdir(), 'eniflow-port-taken-'));
+    try {
+      const started = startTemporalDevServer({ runDir, log: () => undefined }, { ports: { grpc, ui, http, metrics } });
+      await assert.rejects(started, (error: unknown) => {
+        assert.ok(isPortTaken(error), `not recognised as a taken port: ${String(error)}`);
+        return true;
+      });
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+      await rm(runDir, { recursive: true, force: true });
+    }
   });
 });
