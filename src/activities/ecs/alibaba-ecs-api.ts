@@ -1,8 +1,4 @@
-import Credential from '@alicloud/credentials';
 import { Context } from '@temporalio/activity';
-import type * as $Ecs from '@alicloud/ecs20140526';
-import type * as $OpenApi from '@alicloud/openapi-core';
-import type * as $Vpc from '@alicloud/vpc20160428';
 
 import type { CloudEni, VSwitchInfo } from '../../ipam/index.js';
 import type { CallTracer } from '../call-tracer.js';
@@ -11,19 +7,11 @@ import { classifyEcsError, EcsCallError } from './ecs-errors.js';
 import type { EcsFailureType } from './ecs-errors.js';
 import type { EcsOperation } from './ecs-operations.js';
 import type { EcsRateLimiter } from './rate-limiter.js';
+import { loadSdk } from './alibaba-sdk.js';
+import type { EcsConnectionConfig, Sdk } from './alibaba-sdk.js';
+import { cloudEniFrom, sortedPrefixes, tagsOf } from './sdk-eni.js';
 
-/** How to reach ECS and VPC: the real regional endpoints, or the emulator (`127.0.0.1:PORT`, `http`). */
-export interface EcsConnectionConfig {
-  regionId: string;
-  /** `host[:port]`; omitted → the SDK's regional endpoint. */
-  ecsEndpoint?: string;
-  vpcEndpoint?: string;
-  protocol?: 'http' | 'https';
-  /** A static AccessKey pair; omitted → Alibaba Cloud's default credential chain (env, RRSA/OIDC, ECS RAM role…). */
-  accessKey?: { accessKeyId: string; accessKeySecret: string };
-  readTimeoutMs?: number;
-  connectTimeoutMs?: number;
-}
+export type { EcsConnectionConfig } from './alibaba-sdk.js';
 
 /**
  * Called after every cloud call, for metrics: its duration, the cloud's answer (`OK` or the error code, with the
@@ -36,102 +24,6 @@ export type EcsCallObserver = (call: {
   failureType?: EcsFailureType;
   rateLimitWaitMs: number;
 }) => void;
-
-/** The SDK modules and clients, loaded on first use (see {@link AlibabaEcsApi}). */
-interface Sdk {
-  $Ecs: typeof $Ecs;
-  $Vpc: typeof $Vpc;
-  ecs: $Ecs.default;
-  vpc: $Vpc.default;
-}
-
-/**
- * The client class of a dynamically imported SDK module. The SDKs are CommonJS with `exports.default = Client`:
- * Node's ESM loader puts `module.exports` under `default`, a transpiling loader (tsx) may hand the class itself.
- */
-function clientClass<C>(module: { default: { default: C } | C }): C {
-  const exported = module.default;
-  return typeof exported === 'function' ? exported : (exported as { default: C }).default;
-}
-
-function sdkConfig(
-  openApi: typeof $OpenApi,
-  config: EcsConnectionConfig,
-  endpoint: string | undefined,
-): $OpenApi.$OpenApiUtil.Config {
-  const sdk = new openApi.$OpenApiUtil.Config({
-    regionId: config.regionId,
-    protocol: config.protocol ?? 'https',
-    // Terway uses 20 s; httpx would default to 3 s, too short for a busy region.
-    readTimeout: config.readTimeoutMs ?? 20_000,
-    connectTimeout: config.connectTimeoutMs ?? 5_000,
-  });
-  if (endpoint !== undefined) sdk.endpoint = endpoint;
-  if (config.accessKey !== undefined) {
-    sdk.accessKeyId = config.accessKey.accessKeyId;
-    sdk.accessKeySecret = config.accessKey.accessKeySecret;
-  } else {
-    // Without a credential the SDK sends nothing and fails with InvalidCredentials; the chain must be explicit.
-    sdk.credential = new Credential.default();
-  }
-  // No retryOptions: the SDK then makes exactly one attempt and Temporal owns retries.
-  return sdk;
-}
-
-function tagsOf(tags: Readonly<Record<string, string>>): { key: string; value: string }[] {
-  return Object.keys(tags)
-    .sort()
-    .map((key) => ({ key, value: tags[key] ?? '' }));
-}
-
-interface SdkEni {
-  networkInterfaceId?: string;
-  status?: string;
-  type?: string;
-  networkInterfaceTrafficMode?: string;
-  macAddress?: string;
-  vSwitchId?: string;
-  privateIpAddress?: string;
-  securityGroupIds?: { securityGroupId?: string[] };
-  privateIpSets?: { privateIpSet?: { privateIpAddress?: string; primary?: boolean }[] };
-  ipv6Sets?: { ipv6Set?: { ipv6Address?: string }[] };
-  ipv4PrefixSets?: { ipv4PrefixSet?: { ipv4Prefix?: string }[] };
-  ipv6PrefixSets?: { ipv6PrefixSet?: { ipv6Prefix?: string }[] };
-  instanceId?: string;
-  tags?: { tag?: { tagKey?: string; tagValue?: string }[] };
-  creationTime?: string;
-}
-
-/** Prefixes as the core keeps them: the non-empty ones, in code-unit order, so lists compare between calls. */
-function sortedPrefixes(prefixes: readonly (string | undefined)[]): string[] {
-  return prefixes.filter((prefix): prefix is string => prefix !== undefined && prefix !== '').sort();
-}
-
-function cloudEniFrom(sdk: SdkEni): CloudEni {
-  return {
-    eniId: sdk.networkInterfaceId ?? '',
-    status: sdk.status ?? '',
-    type: sdk.type ?? '',
-    trafficMode: sdk.networkInterfaceTrafficMode ?? 'Standard',
-    macAddress: sdk.macAddress ?? '',
-    vSwitchId: sdk.vSwitchId ?? '',
-    securityGroupIds: [...(sdk.securityGroupIds?.securityGroupId ?? [])],
-    primaryIp: sdk.privateIpAddress ?? '',
-    ipv4: (sdk.privateIpSets?.privateIpSet ?? []).flatMap((set) =>
-      set.privateIpAddress === undefined ? [] : [{ ip: set.privateIpAddress, primary: set.primary === true }],
-    ),
-    ipv6: (sdk.ipv6Sets?.ipv6Set ?? []).flatMap((set) => (set.ipv6Address === undefined ? [] : [set.ipv6Address])),
-    ipv4Prefixes: sortedPrefixes((sdk.ipv4PrefixSets?.ipv4PrefixSet ?? []).map((set) => set.ipv4Prefix)),
-    ipv6Prefixes: sortedPrefixes((sdk.ipv6PrefixSets?.ipv6PrefixSet ?? []).map((set) => set.ipv6Prefix)),
-    instanceId: sdk.instanceId ?? '',
-    ...(sdk.creationTime === undefined ? {} : { creationTime: sdk.creationTime }),
-    tags: Object.fromEntries(
-      (sdk.tags?.tag ?? [])
-        .flatMap((tag) => (tag.tagKey === undefined ? [] : [[tag.tagKey, tag.tagValue ?? ''] as const]))
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    ),
-  };
-}
 
 /** The running activity's cancellation signal, or undefined outside an activity (tests, scripts). */
 function activityCancellation(): AbortSignal | undefined {
@@ -188,16 +80,7 @@ export class AlibabaEcsApi implements EcsApi {
    * (re)started worker poll for workflow tasks that much sooner.
    */
   private sdk(): Promise<Sdk> {
-    this.sdkLoaded ??= Promise.all([
-      import('@alicloud/ecs20140526'),
-      import('@alicloud/vpc20160428'),
-      import('@alicloud/openapi-core'),
-    ]).then(([ecsModule, vpcModule, openApi]) => ({
-      $Ecs: ecsModule,
-      $Vpc: vpcModule,
-      ecs: new (clientClass(ecsModule))(sdkConfig(openApi, this.connection, this.connection.ecsEndpoint)),
-      vpc: new (clientClass(vpcModule))(sdkConfig(openApi, this.connection, this.connection.vpcEndpoint)),
-    }));
+    this.sdkLoaded ??= loadSdk(this.connection);
     return this.sdkLoaded;
   }
 
