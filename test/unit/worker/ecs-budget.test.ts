@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
-import { createEcsActivities, ecsApplicationFailure } from '../../../src/activities/ecs-activities.js';
+import { createEcsActivities } from '../../../src/activities/ecs-activities.js';
+import { ecsApplicationFailure } from '../../../src/activities/ecs/ecs-application-failure.js';
 import type { EcsApi } from '../../../src/activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../../../src/activities/ecs/vswitch-cache.js';
 import { ConfigError, loadWorkerConfig } from '../../../src/config.js';

@@ -29,7 +29,7 @@ import type {
   VSwitchInfo,
 } from '../../../src/ipam/index.js';
 import type { Activities, NodeSnapshot } from '../../../src/activities/index.js';
-import { ecsApplicationFailure } from '../../../src/activities/ecs-activities.js';
+import { ecsApplicationFailure } from '../../../src/activities/ecs/ecs-application-failure.js';
 import type { EcsFailureType } from '../../../src/activities/ecs/ecs-errors.js';
 import type { EcsOperation } from '../../../src/activities/ecs/ecs-operations.js';
 import { crSnapshotOf, nodeViewDigest, nodeViewOf } from '../../../src/activities/kube-activities.js';
