@@ -146,7 +146,9 @@ async function launchTemporalDevServer(
   });
   // A server that exited is not waited for: its probes stop with it.
   const exited = new AbortController();
-  void server.exited.then(() => { exited.abort(new Error('the Temporal dev server exited')); });
+  void server.exited.then(() => {
+    exited.abort(new Error('the Temporal dev server exited'));
+  });
   try {
     await server.unlessExited(waitUntilTemporalReady({ address, uiUrl, signal: exited.signal }));
   } catch (error) {
