@@ -69,6 +69,8 @@ export interface TemporalDevServerOptions {
   readonly ecsBurst?: number;
   /** Name of its log file in the run directory (default `temporal.log`); a restart appends to the same one. */
   readonly logName?: string;
+  /** Reserves the four ports of a fresh-port start (default {@link reserveFreePorts}); a test can hand taken ones. */
+  readonly reservePorts?: (count: number) => Promise<number[]>;
 }
 
 /**
@@ -86,7 +88,7 @@ export async function startTemporalDevServer(
   // Ports free a moment ago may be taken before the server binds them (another server of the run starting beside
   // it): such a start is tried again on new ports, a few times.
   for (let attempt = 1; ; attempt++) {
-    const [grpc, ui, http, metrics] = await reserveFreePorts(4);
+    const [grpc, ui, http, metrics] = await (options.reservePorts ?? reserveFreePorts)(4);
     if (grpc === undefined || ui === undefined || http === undefined || metrics === undefined) {
       throw new Error('could not reserve ports for the Temporal dev server');
     }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { Connection } from '@temporalio/client';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
@@ -122,6 +123,44 @@ describe('Temporal dev server', () => {
         assert.ok(isPortTaken(error), `not recognised as a taken port: ${String(error)}`);
         return true;
       });
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+      await rm(runDir, { recursive: true, force: true });
+    }
+  });
+
+  it('starts again on new ports when a reserved port is taken before the server binds it', async () => {
+    const [taken] = await reserveFreePorts(1);
+    assert.ok(taken !== undefined);
+    const squatter = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => squatter.listen(taken, '127.0.0.1', resolve));
+    const runDir = await mkdtemp(join(tmpdir(), 'eniflow-port-race-'));
+    const reservations: number[][] = [];
+    const logged: string[] = [];
+    try {
+      const server = await startTemporalDevServer(
+        { runDir, log: (line) => logged.push(line) },
+        {
+          // The first reservation hands the squatted port as the HTTP API port, as the race would.
+          reservePorts: async (count) => {
+            const ports = await reserveFreePorts(count);
+            reservations.push(reservations.length === 0 ? ports.map((port, i) => (i === 2 ? taken : port)) : ports);
+            return reservations.at(-1) ?? ports;
+          },
+        },
+      );
+      try {
+        assert.equal(reservations.length, 2, 'one more start, on new ports');
+        assert.ok(
+          logged.some((line) => line.includes('starting again on new ports')),
+          logged.join('\n'),
+        );
+        const connection = await Connection.connect({ address: String(server.details['address']) });
+        await connection.workflowService.describeNamespace({ namespace: env.namespace });
+        await connection.close();
+      } finally {
+        await server.stop();
+      }
     } finally {
       await new Promise((resolve) => squatter.close(resolve));
       await rm(runDir, { recursive: true, force: true });
