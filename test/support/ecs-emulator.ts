@@ -5,7 +5,7 @@ import * as $OpenApi from '@alicloud/openapi-core';
 import Vpc from '@alicloud/vpc20160428';
 import { DEMO_FIXTURE_PATH, startEcsEmulator } from '../../src/ecs-emulator/index.js';
 import type { EcsEmulator, EcsEmulatorOptions, EmulatorFixture } from '../../src/ecs-emulator/index.js';
-import type { EcsConnectionConfig } from '../../src/activities/ecs/alibaba-ecs-api.js';
+import type { EcsConnectionConfig } from '../../src/activities/ecs/alibaba-sdk.js';
 
 /** Ids of the demo fixture (src/ecs-emulator/fixtures/demo.json) that tests refer to. */
 export const DEMO = {

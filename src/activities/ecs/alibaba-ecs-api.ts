@@ -11,8 +11,6 @@ import { loadSdk } from './alibaba-sdk.js';
 import type { EcsConnectionConfig, Sdk } from './alibaba-sdk.js';
 import { cloudEniFrom, sortedPrefixes, tagsOf } from './sdk-eni.js';
 
-export type { EcsConnectionConfig } from './alibaba-sdk.js';
-
 /**
  * Called after every cloud call, for metrics: its duration, the cloud's answer (`OK` or the error code, with the
  * failure's type), and how long it first waited for the worker's own rate limit (`rateLimitWaitMs`).

@@ -10,7 +10,7 @@ import { ECS_RETRY_BACKOFF, ecsRetryDelayMs } from '../../ipam/index.js';
 import type { EcsFailure } from './ecs-errors.js';
 
 /** The attempt of the running activity (1 outside one), so the workflow can say how many calls failed. */
-export function currentAttempt(): number {
+function currentAttempt(): number {
   try {
     return activityInfo().attempt;
   } catch {
