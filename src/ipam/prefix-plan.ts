@@ -9,7 +9,7 @@ import { eniKindOf, planEniSlots } from './eni-plan.js';
 import type { EniAllocation, SlotProblem } from './eni-plan.js';
 import type { IpFamily, NetworkInterface, NetworkInterfaces, NodeSpec } from './node-model.js';
 import { sortedKeys } from './node-model.js';
-import { IPV4_PREFIX_SIZE, countOccupiedPrefixes, countValidPrefixes, prefixEntries } from './prefix-records.js';
+import { IPV4_PREFIX_SIZE, countOccupiedPrefixes, countUsablePrefixes, prefixEntries } from './prefix-records.js';
 import { chooseVSwitchForSpec } from './vswitch-choice.js';
 import type { VSwitchInfo } from './vswitch-choice.js';
 
@@ -32,7 +32,7 @@ export interface PrefixPlan {
   problems: SlotProblem[];
   /** Prefixes still wanted after every ENI and every allowed new ENI was used (slots, adapters or vSwitches). */
   unmet: Record<IpFamily, number>;
-  /** What the node asks for, and what it has (`Valid` prefixes on its ENIs). */
+  /** What the node asks for, and what it has (`Valid` and `Frozen` prefixes on its ENIs). */
   wanted: Record<IpFamily, number>;
   have: Record<IpFamily, number>;
 }
@@ -61,13 +61,17 @@ function isPrefixEni(eni: Readonly<NetworkInterface>): boolean {
   return eni.unschedulable !== true && eniKindOf(eni) !== undefined && !isHighPerformance(eni);
 }
 
-/** An ENI still on its way in or in use: its `Valid` prefixes count toward the node's total (Terway counts Attaching). */
+/**
+ * An ENI still on its way in or in use: its `Valid` and `Frozen` prefixes count toward the node's total (Terway
+ * counts Attaching).
+ */
 function countsTowardTotal(eni: Readonly<NetworkInterface>): boolean {
   return isPrefixEni(eni) && (eni.status === 'InUse' || eni.status === 'Attaching' || eni.status === 'Available');
 }
 
 /**
- * The node's prefix plan. IPv4: `ipv4PrefixCount` is the node's total of `Valid` prefixes; the shortfall is added to
+ * The node's prefix plan. IPv4: `ipv4PrefixCount` is the node's total of `Valid` and `Frozen` prefixes (Terway's
+ * count: both hold a slot, and a `Frozen` one returns to `Valid`); the shortfall is added to
  * InUse ENIs in allocation order, each filled up to its free slots (`ipv4PerAdapter − 1` for an ENI with only its
  * primary IP; secondary IPs and `Valid`/`Frozen`/`Deleting` prefixes share the slots), and only what they cannot take
  * goes to new ENIs, each created with `min(left, ipv4PerAdapter − 1, 10)` prefixes: filling an existing ENI costs one
@@ -103,8 +107,8 @@ export function planPrefixAllocations(input: {
     .flatMap((id) => input.enis[id] ?? [])
     .filter(countsTowardTotal);
   const have: Record<IpFamily, number> = {
-    ipv4: counted.reduce((sum, eni) => sum + countValidPrefixes(eni, 'ipv4'), 0),
-    ipv6: counted.reduce((sum, eni) => sum + countValidPrefixes(eni, 'ipv6'), 0),
+    ipv4: counted.reduce((sum, eni) => sum + countUsablePrefixes(eni, 'ipv4'), 0),
+    ipv6: counted.reduce((sum, eni) => sum + countUsablePrefixes(eni, 'ipv6'), 0),
   };
   const left: Record<IpFamily, number> = {
     ipv4: Math.max(0, wanted.ipv4 - have.ipv4),
@@ -131,9 +135,9 @@ export function planPrefixAllocations(input: {
         problems.push({ kind: 'vSwitchExhausted', eniId: eni.id, vSwitchId: vSwitch.vSwitchId });
       }
       const add4 = Math.min(wantsV4, room);
-      const hasV6 = prefixEntries(eni, 'ipv6').some((entry) => entry.status === 'Valid' || entry.status === 'Frozen');
+      const hasV6 = countUsablePrefixes(eni, 'ipv6') > 0;
       let add6 = 0;
-      if (dualStack) add6 = !hasV6 && countValidPrefixes(eni, 'ipv4') + add4 > 0 ? 1 : 0;
+      if (dualStack) add6 = !hasV6 && countUsablePrefixes(eni, 'ipv4') + add4 > 0 ? 1 : 0;
       else if (!ipv4 && left.ipv6 > 0 && !hasV6) add6 = 1;
       if (add4 + add6 === 0) continue;
       left.ipv4 -= add4;

@@ -19,9 +19,13 @@ export function prefixEntries(eni: Readonly<NetworkInterface>, family: IpFamily)
   return eni[prefixListKey(family)] ?? [];
 }
 
-/** Prefixes the node counts toward its `ipv4PrefixCount`/`ipv6PrefixCount`: `Valid` ones, as Terway counts. */
-export function countValidPrefixes(eni: Readonly<NetworkInterface>, family: IpFamily): number {
-  return prefixEntries(eni, family).filter((entry) => entry.status === 'Valid').length;
+/**
+ * Prefixes the node counts toward its `ipv4PrefixCount`/`ipv6PrefixCount`: `Valid` and `Frozen` ones, as Terway
+ * counts them. The daemon freezes a prefix it means to use again; it keeps its slot on the ENI and returns to `Valid`
+ * at `frozenExpireAt`, so replacing it would leave the node above its total once it thaws, a surplus never shrunk.
+ */
+export function countUsablePrefixes(eni: Readonly<NetworkInterface>, family: IpFamily): number {
+  return prefixEntries(eni, family).filter((entry) => entry.status === 'Valid' || entry.status === 'Frozen').length;
 }
 
 /**

@@ -153,8 +153,8 @@ describe('planPrefixAllocations', () => {
           ],
         }),
       ),
-      // 10 slots − 3 addresses − 3 occupying prefixes = 4 free; only the Valid one counts toward the 10.
-      expected: ['assign eni-1 4+0', 'create vsw-a 5+0'],
+      // 10 slots − 3 addresses − 3 occupying prefixes = 4 free; the Valid and the Frozen one count toward the 10.
+      expected: ['assign eni-1 4+0', 'create vsw-a 4+0'],
     },
     {
       name: 'the node total is met: nothing to do',
@@ -169,10 +169,66 @@ describe('planPrefixAllocations', () => {
       expected: [],
     },
     {
-      name: 'a Frozen prefix does not count toward the total (Terway counts Valid ones), so it is made up',
+      name: 'a Frozen prefix counts toward the total (Terway counts Valid + Frozen): nothing is added for it',
       spec: prefixSpec({ v4Count: 2 }),
       enis: enisOf(prefixEni('eni-1', { v4: [...prefixes('10.0.0', 1), ...prefixes('10.0.1', 1, 'Frozen')] })),
+      expected: [],
+    },
+    {
+      name: 'issue 28: target 4, the daemon marks 1 Deleting and 2 Frozen: 1 is added (Terway ends with 4, not 6)',
+      spec: prefixSpec({ v4Count: 4 }),
+      enis: enisOf(
+        prefixEni('eni-1', {
+          v4: [...prefixes('10.0.0', 1), ...prefixes('10.0.1', 1, 'Deleting'), ...prefixes('10.0.2', 2, 'Frozen')],
+        }),
+      ),
       expected: ['assign eni-1 1+0'],
+    },
+    {
+      name: 'Frozen prefixes alone meet the total; Deleting and Invalid ones do not count',
+      spec: prefixSpec({ v4Count: 3 }),
+      enis: enisOf(
+        prefixEni('eni-1', {
+          v4: [
+            ...prefixes('10.0.0', 2, 'Frozen'),
+            ...prefixes('10.0.1', 2, 'Deleting'),
+            ...prefixes('10.0.2', 2, 'Invalid'),
+          ],
+        }),
+        prefixEni('eni-2', { v4: prefixes('10.0.3', 1, 'Frozen') }),
+      ),
+      expected: [],
+    },
+    {
+      name: 'Frozen prefixes spread over ENIs count, and those of an ENI still Attaching too',
+      spec: prefixSpec({ v4Count: 6 }),
+      enis: enisOf(
+        prefixEni('eni-1', { v4: [...prefixes('10.0.0', 1, 'Frozen'), ...prefixes('10.0.1', 1, 'Deleting')] }),
+        prefixEni('eni-2', { v4: prefixes('10.0.2', 2, 'Frozen'), status: 'Attaching' }),
+        prefixEni('eni-3', { v4: prefixes('10.0.3', 1) }),
+      ),
+      expected: ['assign eni-1 2+0'],
+    },
+    {
+      name: 'the Frozen prefixes of an unschedulable ENI do not count',
+      spec: prefixSpec({ v4Count: 2 }),
+      enis: enisOf(
+        { ...prefixEni('eni-1', { v4: prefixes('10.0.0', 2, 'Frozen') }), unschedulable: true },
+        prefixEni('eni-2'),
+      ),
+      expected: ['assign eni-2 2+0'],
+    },
+    {
+      name: 'dual-stack: an ENI holding only Frozen IPv4 prefixes gets its IPv6 prefix; a Frozen IPv6 one suffices',
+      spec: prefixSpec({ v4Count: 2, stack: 'dual' }),
+      enis: enisOf(
+        prefixEni('eni-1', { v4: prefixes('10.0.0', 1, 'Frozen') }),
+        prefixEni('eni-2', {
+          v4: prefixes('10.0.1', 1, 'Frozen'),
+          v6: [{ prefix: 'fd00:0:0:2::/80', status: 'Frozen' }],
+        }),
+      ),
+      expected: ['assign eni-1 0+1'],
     },
     {
       name: 'dual-stack: exactly one IPv6 prefix on each ENI holding or getting IPv4 prefixes',

@@ -70,6 +70,13 @@ function ipv4Prefixes(cr: NodeCr): { eniId: string; entry: IpPrefixEntry }[] {
   );
 }
 
+/** The prefixes counted toward `ipv4PrefixCount`: `Valid` and `Frozen` (Terway's count). */
+const usablePrefixes = (cr: NodeCr): string[] =>
+  ipv4Prefixes(cr)
+    .filter(({ entry }) => entry.status === 'Valid' || entry.status === 'Frozen')
+    .map(({ entry }) => entry.prefix)
+    .sort();
+
 const validPrefixes = (cr: NodeCr): string[] =>
   ipv4Prefixes(cr)
     .filter(({ entry }) => entry.status === 'Valid')
@@ -245,9 +252,9 @@ describe('IP prefix mode', () => {
           const entry = ipv4Prefixes(current).find(({ entry: e }) => e.prefix === later.entry.prefix)?.entry;
           return entry?.status === 'Valid' ? current : undefined;
         });
-        // Only Valid prefixes count toward ipv4PrefixCount (as in Terway): the freeze got one replacement, and the
-        // thaw itself made no call; the frozen prefix was never unassigned.
-        assert.equal((await callsOf(scenario, 'AssignPrivateIpAddresses')).length, assignsBeforeFreeze + 1);
+        // A Frozen prefix counts toward ipv4PrefixCount (as in Terway): neither the freeze nor the thaw made a call,
+        // and the frozen prefix was never unassigned.
+        assert.equal((await callsOf(scenario, 'AssignPrivateIpAddresses')).length, assignsBeforeFreeze);
         assert.equal((await callsOf(scenario, 'UnassignPrivateIpAddresses')).length, unassignsBeforeFreeze);
 
         // enableIPPrefix is fixed at creation: a change raises a Warning Event and changes nothing.
@@ -277,6 +284,64 @@ describe('IP prefix mode', () => {
           'no IP assigned',
         );
         assert.equal((await callsOf(scenario, 'UnassignPrivateIpAddresses')).length, 1, 'nothing more released');
+      },
+    );
+  });
+  it('counts the prefixes the daemon freezes toward ipv4PrefixCount: 1 Deleting and 2 Frozen of 4 get 1 new one', async () => {
+    await withScenario(
+      env,
+      { name: 'prefix-frozen', spec: prefixNodeSpec(4), emulator: { fixture: await fixtureWith20Slots() } },
+      async (scenario) => {
+        await scenario.signal();
+        const cr = await scenario.waitForCr('4 Valid prefixes', (current) =>
+          validPrefixes(current).length === 4 ? current : undefined,
+        );
+        const [deleting, frozenA, frozenB] = ipv4Prefixes(cr);
+        assert.ok(deleting !== undefined && frozenA !== undefined && frozenB !== undefined);
+        assert.equal(new Set([deleting.eniId, frozenA.eniId, frozenB.eniId]).size, 1, 'one ENI holds the 4');
+        // The daemon, as Terway's does: one prefix given up (Deleting), two frozen for an hour.
+        const frozenExpireAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_000)
+          .toISOString()
+          .replace('.000Z', 'Z');
+        const frozen = new Set([frozenA.entry.prefix, frozenB.entry.prefix]);
+        const list = (cr.status?.networkInterfaces?.[deleting.eniId]?.ipv4Prefix ?? []).map((entry) => {
+          if (entry.prefix === deleting.entry.prefix) return { ...entry, status: 'Deleting' };
+          return frozen.has(entry.prefix) ? { ...entry, status: 'Frozen', frozenExpireAt } : entry;
+        });
+        await env.kube.customObjects.patchClusterCustomObjectStatus(
+          {
+            ...NODE_CR_RESOURCE,
+            name: scenario.nodeName,
+            body: { status: { networkInterfaces: { [deleting.eniId]: { ipv4Prefix: list } } } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        const before = (await scenario.state()).reconcileCount;
+        await scenario.signal('daemon-froze');
+        await scenario.waitForCr('the Deleting prefix released and replaced', (current) => {
+          const all = ipv4Prefixes(current).map(({ entry }) => entry.prefix);
+          return !all.includes(deleting.entry.prefix) && usablePrefixes(current).length === 4 ? current : undefined;
+        });
+        await scenario.signal('again');
+        await passesAfter(scenario, before, 2);
+        const final = await scenario.readCr();
+        // Terway assigns 1 and ends with 4; counting Valid only would assign 3 and end with 6, never shrunk.
+        assert.deepEqual(
+          (await callsOf(scenario, 'AssignPrivateIpAddresses')).map((call) => call.params['Ipv4PrefixCount']),
+          ['1'],
+          'one prefix assigned, for the Deleting one only',
+        );
+        assert.equal(usablePrefixes(final).length, 4);
+        assert.deepEqual(
+          ipv4Prefixes(final)
+            .filter(({ entry }) => entry.status === 'Frozen')
+            .map(({ entry }) => entry.prefix)
+            .sort(),
+          [...frozen].sort(),
+          'the Frozen prefixes stay Frozen until their frozenExpireAt',
+        );
+        assert.deepEqual(await cloudPrefixes(scenario), usablePrefixes(final), 'the cloud holds exactly the 4');
+        assert.equal((await callsOf(scenario, 'CreateNetworkInterface')).length, 1, 'no ENI created for them');
       },
     );
   });
