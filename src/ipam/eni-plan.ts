@@ -105,7 +105,10 @@ export interface EniAllocationPlan {
   unmetDemand: { normal: number; erdma: number };
   /** Inputs of the core Node `SufficientIP` condition. */
   capacity: { hasIdleIp: boolean; hasAllocatableEni: boolean };
-  /** What the plan tried to cover: pending pods plus the `minPoolSize` or warm-up top-up (pairs on dual-stack nodes). */
+  /**
+   * What the plan tried to cover: pending pods plus the `minPoolSize` top-up, or the warm-up rest when that is more
+   * (pairs on dual-stack nodes).
+   */
   demand: { normal: number; erdma: number };
 }
 
@@ -149,7 +152,7 @@ export function planEniAllocations(input: {
   vSwitches: Readonly<Record<string, VSwitchInfo>>;
   /** In [0, 1): the random draw for the `random` vSwitch policy, supplied by the (deterministic) caller. */
   randomValue: number;
-  /** Addresses warm-up still asks for (`warmUpDemand`): it replaces the `minPoolSize` top-up when larger. */
+  /** Addresses warm-up still asks for (`warmUpDemand`): the waiting pods and the `minPoolSize` top-up take part of them. */
   warmUpDemand?: number;
 }): EniAllocationPlan {
   const { spec } = input;
@@ -165,10 +168,13 @@ export function planEniAllocations(input: {
     .flatMap((id) => input.enis[id] ?? [])
     .filter((eni) => usable(eni) && !isHighPerformance(eni) && eniKindOf(eni) !== undefined)
     .reduce((sum, eni) => sum + idlePairs(eni, families), 0);
-  const minPool = spec.pool?.minPoolSize ?? 0;
-  // Terway's `podDemand + max(minPoolDemand, warmUpTarget − warmUpAllocatedCount)`.
-  const poolDemand = Math.max(0, minPool - idleNormal, input.warmUpDemand ?? 0);
-  const demand = { normal: demandOf(false) + poolDemand, erdma: demandOf(true) };
+  const minPoolTopUp = Math.max(0, (spec.pool?.minPoolSize ?? 0) - idleNormal);
+  // Warm-up counts every address the cloud returns, those the waiting pods take included, so the plan asks for what
+  // pods and minPoolSize need or for what warm-up still lacks, whichever is more: every create and assign of the
+  // pass counts toward the target. Terway's `podDemand + max(minPoolDemand, warmUpRest)` adds the two, which its one
+  // call of ≤ 10 per pass, recomputed after each, mostly hides; asked for in one pass, it overshoots by the pods.
+  const normal = Math.max(demandOf(false) + minPoolTopUp, input.warmUpDemand ?? 0);
+  const demand = { normal, erdma: demandOf(true) };
   const remaining = { ...demand };
 
   const allocations: EniAllocation[] = [];

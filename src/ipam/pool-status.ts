@@ -47,6 +47,8 @@ export interface PoolStatusPlan {
    * cannot complete (instance or vSwitch full) does not spin.
    */
   warmUpContinues: boolean;
+  /** Warm-up counted addresses in this pass: the pool period starts again (see `poolShrinkGate`). */
+  warmUpGotAddresses: boolean;
 }
 
 /**
@@ -94,5 +96,6 @@ export function planPoolStatus(input: {
     ...warmUp,
   };
   const warmUpContinues = input.returnedAddresses > 0 && warmUpDemand(warmUp) > 0;
-  return { fields, extraRelease: reclaim.extraRelease, nextReclaimMs, warmUpContinues };
+  const warmUpGotAddresses = (warmUp.warmUpAllocatedCount ?? 0) > (input.warmUp.warmUpAllocatedCount ?? 0);
+  return { fields, extraRelease: reclaim.extraRelease, nextReclaimMs, warmUpContinues, warmUpGotAddresses };
 }

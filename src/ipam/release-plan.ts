@@ -107,3 +107,29 @@ export function planPoolRelease(input: {
   plan.idleAfter = countIdleIps({ enis, family: sizing });
   return plan;
 }
+
+/**
+ * Whether a pass shrinks the pool to `maxPoolSize`, and when the node's pool period starts again (the carried
+ * `lastGcMs`). The excess goes once per pool period (the reference's `adjustPool` gate), or at once when an operator
+ * asks for a GC or an idle reclaim batch is due. A pass in which warm-up got addresses starts the period instead of
+ * shrinking: what warm-up allocates above `maxPoolSize` stays warm for a whole period after its last allocation,
+ * as Terway keeps it until its next pool pass, for the pods its users schedule right after the node joins.
+ */
+export function poolShrinkGate(input: {
+  nowMs: number;
+  /** The node's pool period (`poolPeriodMs`). */
+  periodMs: number;
+  /** When the period last started; undefined before the first shrink. */
+  periodStartMs: number | undefined;
+  gcRequested: boolean;
+  reclaimBatch: number;
+  warmUpGotAddresses: boolean;
+  /** False while the degradation switch holds back releases. */
+  mayRelease: boolean;
+}): { shrink: boolean; periodStartMs: number | undefined } {
+  const { nowMs, periodStartMs } = input;
+  const periodDue = periodStartMs === undefined || nowMs - periodStartMs >= input.periodMs;
+  const shrink =
+    input.mayRelease && (input.gcRequested || input.reclaimBatch > 0 || (periodDue && !input.warmUpGotAddresses));
+  return { shrink, periodStartMs: shrink || input.warmUpGotAddresses ? nowMs : periodStartMs };
+}

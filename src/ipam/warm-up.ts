@@ -1,7 +1,8 @@
 /**
  * Warm-up (Terway v1.16.4, `docs/warm-up.md`): a node allocates `spec.pool.warmUpSize` addresses once, when it is
- * first seen, on top of what its pods and `minPoolSize` ask for. Progress counts the addresses the cloud returned,
- * not the pool's size, so pods taking and freeing addresses during warm-up neither restart nor stretch it.
+ * first seen; pods waiting meanwhile take theirs from them. Progress counts the addresses the cloud returned, not the
+ * pool's size, so pods taking and freeing addresses during warm-up neither restart nor stretch it. What it leaves
+ * above `maxPoolSize` stays warm for a pool period (see `poolShrinkGate`).
  */
 
 import type { EniOutcome } from './fold-outcomes.js';

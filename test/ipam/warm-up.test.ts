@@ -6,10 +6,17 @@ import {
   advanceWarmUp,
   initialWarmUp,
   planEniAllocations,
+  planPoolRelease,
+  poolShrinkGate,
   warmUpDemand,
 } from '../../src/ipam/index.js';
 import type { EniOutcome, UnsatisfiedPod, WarmUpStatus } from '../../src/ipam/index.js';
 import { aCloudEni, aRequest, aSpec, aVSwitch, anEni, anIp, enisOf, v4Range, vSwitchesOf } from './builders.js';
+
+/** `count` addresses from `base.1`, each bound to a pod. */
+function podIps(base: string, count: number) {
+  return Array.from({ length: count }, (_, i) => anIp(`${base}.${i + 1}`, { pod: `ns/p${i}` }));
+}
 
 function pending(count: number): UnsatisfiedPod[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -138,13 +145,40 @@ describe('warm-up demand in the ENI plan', () => {
       expectedDemand: 8,
     },
     {
-      name: 'warm-up larger than the minPool top-up replaces it',
+      name: 'warm-up smaller than pods + minPool top-up adds nothing: the pods take warm-up addresses too',
       minPoolSize: 5,
       maxPoolSize: 10,
       idle: 0,
       pods: 3,
       warmUpDemand: 7,
-      expectedDemand: 10,
+      expectedDemand: 8,
+    },
+    {
+      name: 'warm-up larger than pods + minPool top-up: its rest, the pods served from it',
+      minPoolSize: 5,
+      maxPoolSize: 10,
+      idle: 0,
+      pods: 3,
+      warmUpDemand: 12,
+      expectedDemand: 12,
+    },
+    {
+      name: 'issue 28: warmUpSize 20, pool 0–5, 6 pods: 20 addresses in one pass (two creates), not 26',
+      minPoolSize: 0,
+      maxPoolSize: 5,
+      idle: 0,
+      pods: 6,
+      warmUpDemand: 20,
+      expectedDemand: 20,
+    },
+    {
+      name: 'more pods than the warm-up rest: the pods decide',
+      minPoolSize: 0,
+      maxPoolSize: 5,
+      idle: 0,
+      pods: 26,
+      warmUpDemand: 20,
+      expectedDemand: 26,
     },
     {
       name: 'warm-up ignores idle IPs already there (it counts cloud results)',
@@ -196,4 +230,119 @@ describe('warm-up demand in the ENI plan', () => {
       assert.equal(planned, c.expectedDemand, 'the plan asks the cloud for exactly the demand');
     });
   }
+});
+
+describe('the warm-up release hold (poolShrinkGate)', () => {
+  const PERIOD = 120_000;
+  const T = Date.parse('2026-12-01T00:00:00Z');
+  const base = {
+    nowMs: T,
+    periodMs: PERIOD,
+    periodStartMs: undefined as number | undefined,
+    gcRequested: false,
+    reclaimBatch: 0,
+    warmUpGotAddresses: false,
+    mayRelease: true,
+  };
+  const cases: {
+    name: string;
+    input: Partial<typeof base>;
+    expected: { shrink: boolean; periodStartMs: number | undefined };
+  }[] = [
+    {
+      name: 'issue 28: the first pass gets the warm-up addresses: no shrink, the pool period starts now',
+      input: { warmUpGotAddresses: true },
+      expected: { shrink: false, periodStartMs: T },
+    },
+    {
+      name: 'a later pass within the period after warm-up keeps the warm addresses',
+      input: { nowMs: T + PERIOD - 1, periodStartMs: T },
+      expected: { shrink: false, periodStartMs: T },
+    },
+    {
+      name: 'a pool period after warm-up got its last addresses, the excess goes',
+      input: { nowMs: T + PERIOD, periodStartMs: T },
+      expected: { shrink: true, periodStartMs: T + PERIOD },
+    },
+    {
+      name: 'warm-up over several passes: each pass that gets addresses starts the period again, even when one is due',
+      input: { nowMs: T + 3 * PERIOD, periodStartMs: T, warmUpGotAddresses: true },
+      expected: { shrink: false, periodStartMs: T + 3 * PERIOD },
+    },
+    {
+      name: 'without warm-up, the first pass shrinks (no period has started)',
+      input: {},
+      expected: { shrink: true, periodStartMs: T },
+    },
+    {
+      name: "an operator's GC request is not held back by warm-up",
+      input: { gcRequested: true, warmUpGotAddresses: true },
+      expected: { shrink: true, periodStartMs: T },
+    },
+    {
+      name: 'a due idle reclaim batch goes within the period',
+      input: { nowMs: T + 1_000, periodStartMs: T, reclaimBatch: 3 },
+      expected: { shrink: true, periodStartMs: T + 1_000 },
+    },
+    {
+      name: 'degradation holding releases back: no shrink; warm-up still starts the period',
+      input: { mayRelease: false, gcRequested: true, warmUpGotAddresses: true },
+      expected: { shrink: false, periodStartMs: T },
+    },
+    {
+      name: 'degradation holding releases back with a period due: nothing changes',
+      input: { mayRelease: false, nowMs: T + PERIOD, periodStartMs: T },
+      expected: { shrink: false, periodStartMs: T },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      assert.deepEqual(poolShrinkGate({ ...base, ...c.input }), c.expected);
+    });
+  }
+});
+
+describe('warm-up and maxPoolSize over one node (issue 28)', () => {
+  it('warmUpSize 20, pool 0–5, 6 pods: 20 addresses, count 20, and 14 idle kept until a pool period has passed', () => {
+    const spec = aSpec({ pool: { minPoolSize: 0, maxPoolSize: 5, warmUpSize: 20 } });
+    let warm = initialWarmUp({ status: {}, warmUpSize: 20 });
+    const plan = planEniAllocations({
+      spec,
+      enis: {},
+      unsatisfied: pending(6),
+      vSwitches: vSwitchesOf(aVSwitch('vsw-a', { availableIpCount: 1000 })),
+      randomValue: 0,
+      warmUpDemand: warmUpDemand(warm),
+    });
+    const counts = plan.allocations.map((allocation) => [allocation.kind, allocation.ipv4Count]);
+    assert.deepEqual(counts, [
+      ['createEni', 10],
+      ['createEni', 10],
+    ]);
+    warm = advanceWarmUp(warm, 20);
+    assert.deepEqual(warm, { warmUpTarget: 20, warmUpAllocatedCount: 20, warmUpCompleted: true });
+    // The two new ENIs, 6 pods on them: 14 idle, 9 above maxPoolSize.
+    const enis = enisOf(
+      anEni('eni-1', { ipv4: [...v4Range('10.0.0', { count: 4 }), ...podIps('10.0.1', 6)] }),
+      anEni('eni-2', { ipv4: v4Range('10.0.2', { count: 10 }) }),
+    );
+    assert.equal(planPoolRelease({ spec, enis }).idleBefore, 14);
+    const T = Date.parse('2026-12-01T00:00:00Z');
+    const gate = (nowMs: number, periodStartMs: number | undefined, got: boolean) =>
+      poolShrinkGate({
+        nowMs,
+        periodMs: 120_000,
+        periodStartMs,
+        gcRequested: false,
+        reclaimBatch: 0,
+        warmUpGotAddresses: got,
+        mayRelease: true,
+      });
+    const first = gate(T, undefined, true);
+    assert.equal(first.shrink, false, 'nothing given back in the warm-up pass');
+    assert.equal(gate(T + 4_000, first.periodStartMs, false).shrink, false, 'nor 4 s later');
+    const due = gate(T + 120_000, first.periodStartMs, false);
+    assert.equal(due.shrink, true, 'a pool period later');
+    assert.equal(planPoolRelease({ spec, enis }).idleAfter, 5);
+  });
 });

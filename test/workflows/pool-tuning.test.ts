@@ -114,6 +114,64 @@ describe('pool tuning (Terway v1.17)', () => {
     });
   });
 
+  it('warmUpSize 20, pool 0–5, 6 pods: 20 addresses (no overshoot), and the warm ones stay a pool period', async () => {
+    // Issue 28: Terway ends with warmUpAllocatedCount 20 and keeps the warm addresses until its next pool pass.
+    // ecs.g8ae.2xlarge: 3 Standard secondary ENIs of 15 addresses; a new ENI takes at most 10.
+    const spec = withPool(demoNodeSpec({ instance: 'erdma-i' }), {
+      minPoolSize: 0,
+      maxPoolSize: 5,
+      warmUpSize: 20,
+      poolSyncPeriod: '15s',
+    });
+    await withScenario(env, { name: 'warm-up-hold', spec }, async (scenario) => {
+      const pods = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+      await scenario.createPods(pods);
+      await scenario.signal();
+      const warmed = await scenario.waitForCr('warm-up complete, pods bound', (cr) =>
+        cr.status?.warmUpCompleted === true && allBound(scenario, pods)(cr) !== undefined ? cr : undefined,
+      );
+      assert.equal(warmed.status?.warmUpAllocatedCount, 20);
+      assert.equal(addressesOf(warmed), 20, 'the pods took warm-up addresses: 20 in all, not 26');
+      const creates = await scenario.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' });
+      assert.deepEqual(
+        creates.map((call) => call.params['SecondaryPrivateIpAddressCount']),
+        ['9', '9'],
+        'two ENIs of 10 addresses, created in the same pass',
+      );
+      await settled(scenario);
+      const held = await scenario.readCr();
+      assert.equal(idleOf(held), 14, 'the warm addresses are all there');
+      assert.equal((await scenario.state()).nextPass?.reason, NEXT_PASS_REASONS.gcPeriod);
+      const releases = async () => [
+        ...(await scenario.emulator.emulator.admin.calls({ action: 'UnassignPrivateIpAddresses' })),
+        ...(await scenario.emulator.emulator.admin.calls({ action: 'DeleteNetworkInterface' })),
+      ];
+      assert.deepEqual(await releases(), [], 'nothing given back before the pool period');
+      // A pass within the period (a pod signal) keeps them too.
+      const passes = (await scenario.state()).reconcileCount;
+      await scenario.signal('within-the-period');
+      await pollUntil(async () => ((await scenario.state()).reconcileCount > passes ? true : undefined), {
+        description: 'one more pass',
+        timeoutMs: 10_000,
+      });
+      assert.equal(idleOf(await scenario.readCr()), 14, 'a pass within the period releases nothing');
+
+      // The pool period's own timer, with no signal, shrinks the pool to maxPoolSize.
+      const shrunk = await scenario.waitForCr(
+        'the pool shrunk to maxPoolSize after the pool period',
+        (cr) => (idleOf(cr) <= 5 ? cr : undefined),
+        30_000,
+      );
+      assert.equal(idleOf(shrunk), 5);
+      assert.equal(allBound(scenario, pods)(shrunk)?.size, 6);
+      // The warm-up pass started the period no earlier than the second its lastModifiedTime names.
+      const warmUpPassMs = Date.parse(warmed.status?.lastModifiedTime ?? '');
+      assert.ok(Number.isFinite(warmUpPassMs));
+      const first = (await releases()).map((call) => Date.parse(call.time)).sort((a, b) => a - b)[0];
+      assert.ok(first !== undefined && first >= warmUpPassMs + 15_000, 'released no earlier than the pool period');
+    });
+  });
+
   it('reclaims idle IPs in batches of batchSize after `after`, down to minPoolSize, then sets no timer', async (t) => {
     // ecs.g7.large: 2 secondary ENIs of 6 addresses. 8 pods + minPoolSize 2 = 10 addresses, all idle once they go.
     const spec = withPool(demoNodeSpec({ instance: 'large-h' }), {

@@ -39,6 +39,7 @@ export interface CarriedState {
   /** The ENIs as the workflow knows them, kept only while the CR has not yet been told (status write pending). */
   unwrittenEnis?: NetworkInterfaces;
   needResync: boolean;
+  /** When the pool period last started: the pool's last shrink, or the last pass warm-up got addresses in. */
   lastGcMs?: number;
   reconcileCount: number;
   signalsReceived: number;

@@ -5,6 +5,7 @@ import {
   planPoolRelease,
   planPoolStatus,
   poolPeriodMs,
+  poolShrinkGate,
   warmUpDemand,
 } from '../../ipam/index.js';
 import type { IpFamily, NetworkInterfaces, NodeCr, PoolStatusPlan, WarmUpStatus } from '../../ipam/index.js';
@@ -47,11 +48,11 @@ export class PoolPass {
     newlyBound: number;
     enis: NetworkInterfaces;
     family: IpFamily;
-    /** GC asked for by an update, and when the pool was last shrunk. */
+    /** GC asked for by an update, and when the pool period last started (the carried `lastGcMs`). */
     gc: { requested: boolean; lastGcMs: number | undefined };
     /** False while the degradation switch holds back releases: nothing is marked for release. */
     mayRelease?: boolean;
-  }): PoolStatusPlan & { enis: NetworkInterfaces; shrunk: boolean } {
+  }): PoolStatusPlan & { enis: NetworkInterfaces; poolPeriodStartMs: number | undefined } {
     const idle = countIdleIps({ enis: input.enis, family: input.family });
     const planned = planPoolStatus({
       nodeName: this.nodeName,
@@ -67,13 +68,18 @@ export class PoolPass {
       idle,
       reachableIdleFloor: planPoolRelease({ spec: this.spec, enis: input.enis, extraRelease: idle }).idleAfter,
     });
-    // The excess over maxPoolSize goes once per pool period (or when asked); a due reclaim batch goes at once.
-    const { requested, lastGcMs } = input.gc;
-    const periodDue = lastGcMs === undefined || this.nowMs - lastGcMs >= this.periodMs;
-    const shrunk = (input.mayRelease ?? true) && (requested || periodDue || planned.extraRelease > 0);
-    const enis = shrunk
+    const gate = poolShrinkGate({
+      nowMs: this.nowMs,
+      periodMs: this.periodMs,
+      periodStartMs: input.gc.lastGcMs,
+      gcRequested: input.gc.requested,
+      reclaimBatch: planned.extraRelease,
+      warmUpGotAddresses: planned.warmUpGotAddresses,
+      mayRelease: input.mayRelease ?? true,
+    });
+    const enis = gate.shrink
       ? planPoolRelease({ spec: this.spec, enis: input.enis, extraRelease: planned.extraRelease }).enis
       : input.enis;
-    return { ...planned, enis, shrunk };
+    return { ...planned, enis, poolPeriodStartMs: gate.periodStartMs };
   }
 }

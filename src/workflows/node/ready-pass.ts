@@ -216,7 +216,7 @@ async function singleIpPass(input: {
     mayRelease: gates.release,
   });
   enis = poolStatus.enis;
-  if (poolStatus.shrunk) state.lastGcMs = now;
+  if (poolStatus.poolPeriodStartMs !== undefined) state.lastGcMs = poolStatus.poolPeriodStartMs;
   const gcDue = tools.gc.pending || state.lastGcMs === undefined || now - state.lastGcMs >= pool.periodMs;
   // Only a node that had something to release is held back by the gate (and told so).
   const releaseWanted =
