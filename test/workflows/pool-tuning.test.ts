@@ -123,7 +123,9 @@ describe('pool tuning (Terway v1.17)', () => {
       warmUpSize: 20,
       poolSyncPeriod: '15s',
     });
-    await withScenario(env, { name: 'warm-up-hold', spec }, async (scenario) => {
+    // No safety-net wake within the test: the pool period's own timer must bring the release.
+    const settings = { idleWakeMs: 10 * 60_000 };
+    await withScenario(env, { name: 'warm-up-hold', spec, settings }, async (scenario) => {
       const pods = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
       await scenario.createPods(pods);
       await scenario.signal();
