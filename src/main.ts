@@ -8,9 +8,15 @@ import { ConfigError, loadWorkerConfig } from './config.js';
 import type { WorkerConfig } from './config.js';
 import { createLogger } from './logger.js';
 import type { Logger } from './logger.js';
-import { startHealthServer } from './watcher/health-server.js';
+import { Registry } from 'prom-client';
+
+import { combineProbes, startProbeServer } from './http-endpoint.js';
+import type { ProbeSource } from './http-endpoint.js';
+import { watcherProbes, watcherRegistry } from './watcher/health-server.js';
 import { healthSourceOf, loadWatcherConfig, runWatcher } from './watcher/main.js';
+import { workerProbes } from './worker/health-server.js';
 import { installTemporalRuntime, startWorker } from './worker/main.js';
+import { workerMetrics } from './worker/metrics.js';
 
 export const ROLES = ['all', 'worker', 'watcher'] as const;
 export type Role = (typeof ROLES)[number];
@@ -38,38 +44,59 @@ export function wantsEmbeddedDefault(env: NodeJS.ProcessEnv): boolean {
   );
 }
 
-interface Running {
+export interface Running {
   name: string;
   done?: Promise<void>;
+  /** The health endpoint's bound port (`HEALTH_ADDRESS` may ask for port 0). */
+  port?: number;
   stop(): Promise<void>;
 }
 
-async function startRoles(input: {
+/**
+ * Starts the roles `role` names, and on `HEALTH_ADDRESS` one endpoint for all of them: `/healthz` and `/readyz`
+ * pass when every role's do, `/metrics` serves every role's registry (the worker's ECS calls, passes, pod → IP
+ * latency, blocked vSwitches and janitor; the watcher's signals, leadership and waiting pods). Returned in start
+ * order; stop them in reverse.
+ */
+export async function startRoles(input: {
   role: Role;
   env: NodeJS.ProcessEnv;
   logger: Logger;
   workerConfig?: WorkerConfig;
 }): Promise<Running[]> {
   const running: Running[] = [];
-  if (input.role !== 'watcher') {
-    const config = input.workerConfig ?? loadWorkerConfig(input.env);
-    const worker = await startWorker({ config, logger: input.logger.child({ role: 'worker' }) });
-    running.push({ name: 'worker', done: worker.done, stop: () => worker.stop() });
-  }
-  if (input.role !== 'worker') {
-    const config = loadWatcherConfig(input.env);
-    const logger = input.logger.child({ role: 'watcher' });
-    const watcher = await runWatcher(config, { logger, workerInProcess: input.role === 'all' });
-    const health =
-      config.healthAddress === undefined
-        ? undefined
-        : await startHealthServer({ address: config.healthAddress, source: healthSourceOf(watcher), logger });
-    running.push({
-      name: 'watcher',
-      stop: async () => {
-        await Promise.all([watcher.stop(), health?.close()]);
-      },
-    });
+  const probes: ProbeSource[] = [];
+  let healthAddress: string | undefined;
+  try {
+    if (input.role !== 'watcher') {
+      const config = input.workerConfig ?? loadWorkerConfig(input.env);
+      healthAddress = config.healthAddress;
+      const worker = await startWorker({ config, logger: input.logger.child({ role: 'worker' }) });
+      probes.push(workerProbes({ registry: workerMetrics.registry, worker: () => worker }));
+      running.push({ name: 'worker', done: worker.done, stop: () => worker.stop() });
+    }
+    if (input.role !== 'worker') {
+      const config = loadWatcherConfig(input.env);
+      healthAddress ??= config.healthAddress;
+      const logger = input.logger.child({ role: 'watcher' });
+      const watcher = await runWatcher(config, { logger, workerInProcess: input.role === 'all' });
+      const source = healthSourceOf(watcher);
+      // Node's process metrics once: the worker's registry has them when both roles run here.
+      probes.push(watcherProbes(source, watcherRegistry(source, { processMetrics: input.role === 'watcher' })));
+      running.push({ name: 'watcher', stop: () => watcher.stop() });
+    }
+    if (healthAddress !== undefined) {
+      const registry = Registry.merge(probes.map((probe) => probe.registry));
+      const health = await startProbeServer({
+        address: healthAddress,
+        source: combineProbes({ probes, registry }),
+        logger: input.logger,
+      });
+      running.push({ name: 'health', port: health.port, stop: () => health.close() });
+    }
+  } catch (error) {
+    for (const started of [...running].reverse()) await started.stop();
+    throw error;
   }
   return running;
 }

@@ -2,7 +2,13 @@ import { activityInfo, heartbeat, sleep } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { CloudEni, CreateEniRequest, VSwitchInfo } from '../ipam/index.js';
-import { ENIFLOW_CLUSTER_TAG_KEY, ENIFLOW_CREATOR_TAG, ENIFLOW_INTENT_TAG, ENIFLOW_NODE_TAG } from '../ipam/index.js';
+import {
+  adoptionTags,
+  ENIFLOW_CLUSTER_TAG_KEY,
+  ENIFLOW_CREATOR_TAG,
+  ENIFLOW_INTENT_TAG,
+  ENIFLOW_NODE_TAG,
+} from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import { activityLogger, attemptWillBeRetried } from './activity-log.js';
 import type { EcsApi } from './ecs/ecs-api.js';
@@ -41,6 +47,9 @@ interface WaitProgress {
   describes: number;
   startedMs?: number;
 }
+
+/** Most resources one `TagResources` call takes (`ResourceId.N`, 1–50). */
+const TAG_RESOURCES_MAX_IDS = 50;
 
 /** The failure type of "not there yet": retried by Temporal after the poll interval (see waitEniStatus). */
 export const ENI_STATUS_PENDING = 'EniStatusPending';
@@ -377,6 +386,22 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         accept: ALREADY_DONE_CODES.UnassignIpv6Addresses ?? [],
       });
       log.info({ count: input.prefixes.length }, 'Unassigned IPv6 prefixes');
+    },
+
+    /**
+     * Adoption: tags ENIs of a node with this cluster's id and the node's name (`TagResources`, 50 ids a call), so
+     * the RAM policy lets this cluster change them. Which ENIs is the workflow's decision (`enisToAdopt`): here only
+     * the call. Re-tagging with the same values is harmless, so a retry is safe.
+     */
+    async adoptEnis(input: { eniIds: string[]; clusterId: string; nodeName: string }): Promise<void> {
+      const eniIds = [...new Set(input.eniIds)].sort();
+      const tags = adoptionTags({ clusterId: input.clusterId, nodeName: input.nodeName });
+      for (let start = 0; start < eniIds.length; start += TAG_RESOURCES_MAX_IDS) {
+        const batch = eniIds.slice(start, start + TAG_RESOURCES_MAX_IDS);
+        const log = logFor({ eniId: batch.join(',') });
+        const result = await run(log, () => deps.ecs.tagEnis({ eniIds: batch, tags }));
+        log.info({ requestId: result?.requestId, tags }, 'Adopted ENIs: tagged for this cluster');
+      }
     },
 
     /**

@@ -23,6 +23,8 @@ export const ERROR_CATALOG = {
   InternalError: { status: 500, message: 'The request processing has failed due to some unknown error.' },
   'Operation.Conflict': { status: 403, message: 'The operation may conflict with other operations.' },
   'InvalidEniId.NotFound': { status: 404, message: 'The specified NetworkInterfaceId does not exist.' },
+  'InvalidResourceId.NotFound': { status: 404, message: 'The specified ResourceIds are not found in our records.' },
+  'InvalidResourceType.NotFound': { status: 404, message: 'The ResourceType provided does not exist in our records.' },
   'InvalidEcsId.NotFound': { status: 404, message: 'The specified InstanceId does not exist.' },
   'InvalidVSwitchId.NotFound': { status: 404, message: 'The specified VSwitchId does not exist.' },
   'InvalidSecurityGroupId.NotFound': { status: 404, message: 'The specified SecurityGroupId does not exist.' },

@@ -4,7 +4,7 @@ import { apiError } from './api-error.js';
 import { CloudState, tagsFromMap } from './cloud-state.js';
 import type { CreateEniInput, ModelOptions } from './cloud-state.js';
 import type { EmulatorFixture } from './fixture.js';
-import type { EniRecord, InstanceRecord, Inventory, StateSnapshot } from './model-types.js';
+import type { EniRecord, InstanceRecord, Inventory, ResourceTag, StateSnapshot } from './model-types.js';
 import { inventoryOf, snapshotOf } from './model-views.js';
 import { ipv4SlotsOf, ipv6SlotsOf, prefixTotal, requestedPrefixes } from './prefix-rules.js';
 import type { AssignPrefixInput } from './prefix-rules.js';
@@ -190,6 +190,25 @@ export class CloudModel extends CloudState {
     if (eni.status !== 'Available') throw apiError('InvalidOperation.InvalidEniState', `The ENI is ${eni.status}.`);
     eni.status = 'Deleting';
     this.startTransition(eni, { kind: 'delete', failAttach: false, delayMs: this.transitionDelays.deleteMs });
+  }
+
+  /**
+   * TagResources on ENIs: every id must exist (else nothing is tagged); each tag is added, or overwrites the value
+   * of the same key, and the ENI's other tags stay.
+   */
+  tagEnis(request: { eniIds: readonly string[]; tags: readonly ResourceTag[] }): void {
+    const enis = request.eniIds.map((eniId) => {
+      try {
+        return this.requireEni(eniId);
+      } catch {
+        throw apiError('InvalidResourceId.NotFound', `The specified resource ${eniId} does not exist.`);
+      }
+    });
+    for (const eni of enis) {
+      for (const tag of request.tags) {
+        eni.tags = [...eni.tags.filter((existing) => existing.key !== tag.key), { key: tag.key, value: tag.value }];
+      }
+    }
   }
 
   private requireIpWritableEni(eniId: string): EniRecord {

@@ -36,15 +36,59 @@ export const ENIFLOW_INTENT_TAG = 'eniflow.io/intent';
 /** How an ENI relates to this cluster, from its tags: ours, another cluster's, or made before the cluster tag. */
 export type EniClusterOwnership = 'thisCluster' | 'otherCluster' | 'legacy' | 'notEniflow';
 
+/**
+ * The cluster tag decides, whoever created the ENI: an ENI eniflow adopted (Terway's, or eniflow's from before the
+ * cluster tag) keeps its `creator` tag and gets only the cluster tag (see {@link enisToAdopt}). Without a cluster tag,
+ * `creator=eniflow` is a legacy ENI, anything else not eniflow's.
+ */
 export function clusterOwnershipOf(input: {
   tags: Readonly<Record<string, string>> | undefined;
   clusterId: string;
 }): EniClusterOwnership {
   const tags = input.tags ?? {};
-  if (tags[ENIFLOW_CREATOR_TAG.key] !== ENIFLOW_CREATOR_TAG.value) return 'notEniflow';
   const cluster = tags[ENIFLOW_CLUSTER_TAG_KEY];
-  if (cluster === undefined) return 'legacy';
-  return cluster === input.clusterId ? 'thisCluster' : 'otherCluster';
+  if (cluster !== undefined) return cluster === input.clusterId ? 'thisCluster' : 'otherCluster';
+  return tags[ENIFLOW_CREATOR_TAG.key] === ENIFLOW_CREATOR_TAG.value ? 'legacy' : 'notEniflow';
+}
+
+/** ENI types this controller manages on a node, and so may adopt: the kinds it creates. */
+const ADOPTABLE_TYPES: readonly string[] = ['Secondary', 'Trunk'];
+
+/**
+ * The ENIs of a node to tag with this cluster's id (adoption), so that the RAM policy, which lets a cluster's role
+ * change only ENIs carrying its cluster tag, allows the calls the node makes on them. An ENI is adopted only on two
+ * independent pieces of evidence that it is this node's: the cloud's fresh listing shows it attached to this node's
+ * instance, and this node's CR (as read, before the listing is merged in) lists it. Never adopted: an ENI that
+ * carries any cluster tag (this cluster's needs nothing; another cluster's is never claimed), the primary ENI and
+ * kinds this controller does not create, and ENIs the block list or ERDMA rule keep unschedulable (eniflow never
+ * changes those, so it needs no right on them). Sorted ids.
+ */
+export function enisToAdopt(input: {
+  /** The instance's ENIs as the cloud listed them just now. */
+  remote: readonly CloudEni[];
+  /** This node's CR, as read. */
+  crEnis: Readonly<NetworkInterfaces>;
+  instanceId: string;
+  clusterId: string;
+  eniSpec: Readonly<EniSpec>;
+}): string[] {
+  if (input.instanceId === '') return [];
+  const adopt = new Set<string>();
+  for (const cloud of input.remote) {
+    if ((cloud.instanceId ?? '') !== input.instanceId) continue;
+    if (input.crEnis[cloud.eniId] === undefined) continue;
+    if (!ADOPTABLE_TYPES.includes(cloud.type)) continue;
+    const ownership = clusterOwnershipOf({ tags: cloud.tags, clusterId: input.clusterId });
+    if (ownership !== 'legacy' && ownership !== 'notEniflow') continue;
+    if (isUnschedulableInCloud({ cloud, eniSpec: input.eniSpec })) continue;
+    adopt.add(cloud.eniId);
+  }
+  return [...adopt].sort();
+}
+
+/** The tags adoption writes: this cluster's id and the node, nothing else (the ENI's `creator` stays as it is). */
+export function adoptionTags(input: { clusterId: string; nodeName: string }): Record<string, string> {
+  return { [ENIFLOW_CLUSTER_TAG_KEY]: input.clusterId, [ENIFLOW_NODE_TAG]: input.nodeName };
 }
 
 /** What GC may do with an ENI it was asked to remove, from the cloud's fresh view of it. */

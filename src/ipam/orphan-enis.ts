@@ -19,6 +19,12 @@ export type OrphanKeepReason =
 export interface UnownedEni {
   eniId: string;
   status: string;
+  /**
+   * `Available` and attached nowhere: serving no one, so possibly this cluster's leak. An attached one is in use by
+   * whoever runs its instance: if that is a node of this cluster, the node's OpenAPI sync records it in its CR and
+   * adopts it; if not, it is a neighbour's healthy ENI and stays unowned here forever, which is nothing to act on.
+   */
+  detached: boolean;
   node?: string;
   createdAt?: string;
 }
@@ -106,6 +112,7 @@ export function planOrphanEnis(input: {
     plan.unowned.push({
       eniId: eni.eniId,
       status: eni.status,
+      detached: eni.status === 'Available' && (eni.instanceId ?? '') === '',
       ...(node === undefined ? {} : { node }),
       ...(eni.creationTime === undefined ? {} : { createdAt: eni.creationTime }),
     });

@@ -18,6 +18,7 @@ export const ECS_APIS = [
   'AssignIpv6Addresses',
   'UnassignIpv6Addresses',
   'DescribeVSwitches',
+  'TagResources',
 ] as const;
 
 export type EcsApiName = (typeof ECS_APIS)[number];
@@ -37,6 +38,9 @@ export const DEFAULT_CALLS_PER_MINUTE: Readonly<Record<EcsApiName, number>> = {
   AssignIpv6Addresses: 400,
   UnassignIpv6Addresses: 400,
   DescribeVSwitches: 300,
+  // Not in Terway's map (Terway never tags an existing ENI): adoption, once per ENI taken over. The IP actions'
+  // budget, so the default burst stays a quarter of the smallest queued budget.
+  TagResources: 400,
 };
 
 /**
@@ -71,6 +75,8 @@ export const ECS_ACTIVITY_APIS = {
   assignIpv6Prefixes: 'AssignIpv6Addresses',
   unassignIpv4Prefixes: 'UnassignPrivateIpAddresses',
   unassignIpv6Prefixes: 'UnassignIpv6Addresses',
+  // Adoption: this cluster's tag on ENIs of a node that lack any cluster tag (see `enisToAdopt`).
+  adoptEnis: 'TagResources',
 } as const satisfies Record<string, EcsApiName>;
 
 /**

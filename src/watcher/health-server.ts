@@ -1,9 +1,7 @@
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 
-import { listenOn, serveMetrics } from '../http-endpoint.js';
+import { startProbeServer } from '../http-endpoint.js';
+import type { ListeningEndpoint, ProbeSource } from '../http-endpoint.js';
 import { DEGRADATION_LEVELS } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
 import type { IpamGauges, NodeWaiting } from './ipam-gauges.js';
@@ -149,9 +147,10 @@ function degradationMetrics(registry: Registry, source: HealthSource): void {
  * keeps its own counts, so each metric reads them when scraped and reports them as they are (a reset followed by one
  * increment).
  */
-export function watcherRegistry(source: HealthSource): Registry {
+export function watcherRegistry(source: HealthSource, options: { processMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // Off when the worker's registry, which has them, is served beside this one (`--role all`).
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   const counter = (input: { name: string; help: string; read: (metrics: WatcherMetrics) => number }): void => {
     new Counter({
       name: input.name,
@@ -204,6 +203,16 @@ export function watcherRegistry(source: HealthSource): Registry {
   return registry;
 }
 
+/** The watcher's probes: always live, ready once every informer has listed once; `registry` its metrics. */
+export function watcherProbes(source: HealthSource, registry: Registry = watcherRegistry(source)): ProbeSource {
+  return {
+    registry,
+    live: () => ({ ok: true, reason: 'ok' }),
+    ready: () =>
+      Promise.resolve(source.isSynced() ? { ok: true, reason: 'ok' } : { ok: false, reason: 'informers not synced' }),
+  };
+}
+
 /**
  * Serves the watcher's probes and metrics: `/healthz` (the process answers), `/readyz` (every informer has listed
  * once) and `/metrics` (Prometheus text of the watcher's counters and Node's process metrics).
@@ -212,22 +221,6 @@ export async function startHealthServer(input: {
   address: string;
   source: HealthSource;
   logger: Logger;
-}): Promise<{ port: number; close(): Promise<void> }> {
-  const registry = watcherRegistry(input.source);
-  const server: Server = createServer((request, response) => {
-    const path = (request.url ?? '/').split('?')[0];
-    if (path === '/healthz') {
-      response.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-    } else if (path === '/readyz') {
-      const ready = input.source.isSynced();
-      response
-        .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(ready ? 'ok\n' : 'informers not synced\n');
-    } else if (path === '/metrics') {
-      serveMetrics(response, registry, input.logger);
-    } else {
-      response.writeHead(404).end();
-    }
-  });
-  return listenOn({ server, address: input.address, logger: input.logger });
+}): Promise<ListeningEndpoint> {
+  return startProbeServer({ address: input.address, source: watcherProbes(input.source), logger: input.logger });
 }

@@ -1,9 +1,7 @@
-import { createServer } from 'node:http';
-import type { Server, ServerResponse } from 'node:http';
-
 import type { Registry } from 'prom-client';
 
-import { listenOn, serveMetrics } from '../http-endpoint.js';
+import { startProbeServer } from '../http-endpoint.js';
+import type { ListeningEndpoint, ProbeSource } from '../http-endpoint.js';
 import type { Logger } from '../logger.js';
 
 /** Whether the worker takes work now, and if not, why (the `/readyz` body). */
@@ -12,46 +10,39 @@ export interface WorkerReadiness {
   reason: string;
 }
 
+/** A running worker as its probes see it; undefined while it is still starting (bundling, connecting). */
+export type WorkerProbeTarget = () => { live(): boolean; readiness(): Promise<WorkerReadiness> } | undefined;
+
 /**
- * Serves the worker's probes and eniflow's metrics: `/healthz` (the process answers and the worker has not failed),
- * `/readyz` (its pollers run and Temporal answers: see `RunningWorker.readiness`) and `/metrics` (the prom-client
- * registry: ECS calls, node passes, janitor, blocked vSwitches, Node's process metrics). The Temporal SDK's own
- * metrics stay on its exporter (`METRICS_ADDRESS`).
+ * The worker's probes and metrics: live while the worker has not failed (and while it starts), ready once its
+ * pollers run and Temporal answers (see `RunningWorker.readiness`), and its registry (ECS calls, node passes, pod →
+ * IP and attach latency, janitor, blocked vSwitches, Node's process metrics).
+ */
+export function workerProbes(input: { registry: Registry; worker: WorkerProbeTarget }): ProbeSource {
+  return {
+    registry: input.registry,
+    live: () => {
+      const live = input.worker()?.live() ?? true;
+      return live ? { ok: true, reason: 'ok' } : { ok: false, reason: 'worker failed' };
+    },
+    ready: async () => {
+      const worker = input.worker();
+      if (worker === undefined) return { ok: false, reason: 'worker starting' };
+      const readiness = await worker.readiness();
+      return { ok: readiness.ready, reason: readiness.reason };
+    },
+  };
+}
+
+/**
+ * Serves the worker's probes and eniflow's metrics (see {@link workerProbes}) on `/healthz`, `/readyz` and
+ * `/metrics`. The Temporal SDK's own metrics stay on its exporter (`METRICS_ADDRESS`).
  */
 export async function startWorkerHealthServer(input: {
   address: string;
   registry: Registry;
-  /** Undefined while the worker is still starting (bundling, connecting): alive, not ready. */
-  worker: () => { live(): boolean; readiness(): Promise<WorkerReadiness> } | undefined;
+  worker: WorkerProbeTarget;
   logger: Logger;
-}): Promise<{ port: number; close(): Promise<void> }> {
-  const text = (response: ServerResponse, status: number, body: string): void => {
-    response.writeHead(status, { 'content-type': 'text/plain' }).end(`${body}\n`);
-  };
-  const server: Server = createServer((request, response) => {
-    const path = (request.url ?? '/').split('?')[0];
-    const worker = input.worker();
-    if (path === '/healthz') {
-      const live = worker?.live() ?? true;
-      text(response, live ? 200 : 503, live ? 'ok' : 'worker failed');
-    } else if (path === '/readyz') {
-      if (worker === undefined) {
-        text(response, 503, 'worker starting');
-        return;
-      }
-      worker.readiness().then(
-        (readiness) => {
-          text(response, readiness.ready ? 200 : 503, readiness.reason);
-        },
-        (error: unknown) => {
-          text(response, 503, `readiness check failed: ${error instanceof Error ? error.message : String(error)}`);
-        },
-      );
-    } else if (path === '/metrics') {
-      serveMetrics(response, input.registry, input.logger);
-    } else {
-      response.writeHead(404).end();
-    }
-  });
-  return listenOn({ server, address: input.address, logger: input.logger });
+}): Promise<ListeningEndpoint> {
+  return startProbeServer({ address: input.address, source: workerProbes(input), logger: input.logger });
 }

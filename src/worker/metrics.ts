@@ -194,7 +194,9 @@ export function createWorkerMetrics(): WorkerMetrics {
   });
   const janitorUnowned = new Gauge({
     name: 'eniflow_janitor_unowned_enis',
-    help: 'ENIs with creator=eniflow but no cluster tag that no Node CR of this cluster lists (never deleted).',
+    help:
+      'Detached ENIs (Available, attached nowhere) with creator=eniflow, no cluster tag and in no Node CR of this ' +
+      'cluster: possibly its leaks, never deleted. Attached ones are in use and not counted.',
     registers,
   });
 

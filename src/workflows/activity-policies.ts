@@ -73,6 +73,19 @@ export const ACTIVITY_POLICIES = {
       nonRetryableErrorTypes: NON_RETRYABLE_ECS,
     },
   },
+  /**
+   * Adoption's TagResources: a few tries; a pass whose adoption still fails goes on (the ENIs' changes are refused
+   * by the RAM policy until they are tagged) and the next OpenAPI sync tries again.
+   */
+  adoptEnis: {
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '2 seconds',
+      backoffCoefficient: 2,
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: NON_RETRYABLE_ECS,
+    },
+  },
   /** Reads of the cloud: cheap to repeat. */
   ecsRead: {
     startToCloseTimeout: '60 seconds',

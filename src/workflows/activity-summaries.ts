@@ -37,6 +37,7 @@ const SUMMARIES: { [K in ActivityName]?: (input: InputOf<K>) => string } = {
   describeNodeEnis: (input) => input.instanceId,
   describeEnisById: (input) => ids(input.eniIds),
   findEnisByIntent: (input) => `intent ${ids(input.clientTokens)}`,
+  adoptEnis: (input) => `${ids(input.eniIds)} for cluster ${input.clusterId}`,
 };
 
 type Summarize = (input: unknown) => string;

@@ -52,7 +52,10 @@ export interface JanitorReport {
   kept: Record<string, number>;
   /** eniflow ENIs without a cluster tag that a Node CR of this cluster lists: adopted by that node. */
   adopted: number;
-  /** eniflow ENIs without a cluster tag that no Node CR of this cluster lists: reported, never deleted. */
+  /**
+   * eniflow ENIs without a cluster tag that no Node CR of this cluster lists: reported, never deleted. Only the
+   * `detached` ones count in `eniflow_janitor_unowned_enis` and the warning (see {@link OrphanEniPlan}).
+   */
   unowned: OrphanEniPlan['unowned'];
   /** Set when the cluster's degradation switch held the pass back: l1 deletes nothing, l0 does not even list. */
   heldBack?: string;
@@ -204,11 +207,17 @@ async function janitorPass(input: {
     ...heldBack,
   };
   for (const kept of plan.kept) report.kept[kept.reason] = (report.kept[kept.reason] ?? 0) + 1;
-  if (plan.unowned.length > 0) {
-    log.warn('eniflow ENIs without a cluster tag that no Node CR of this cluster lists: reported, never deleted', {
-      clusterId,
-      eniIds: plan.unowned.map((eni) => eni.eniId),
-    });
+  // Only detached ones are this cluster's business: an attached legacy ENI is in use on its instance (a node of
+  // this cluster adopts it at its next OpenAPI sync; a neighbour's stays unowned here forever, healthy).
+  const detachedUnowned = plan.unowned.filter((eni) => eni.detached);
+  if (detachedUnowned.length > 0) {
+    log.warn(
+      'detached eniflow ENIs without a cluster tag that no Node CR of this cluster lists: reported, never deleted',
+      {
+        clusterId,
+        eniIds: detachedUnowned.map((eni) => eni.eniId),
+      },
+    );
   }
   if (!dryRun) {
     for (const orphan of plan.orphans) await deleteOrphan({ orphan, clusterId, report });
@@ -218,7 +227,7 @@ async function janitorPass(input: {
     orphans: plan.orphans.length,
     deleted: report.deleted.length,
     failed: report.failed.length,
-    unowned: plan.unowned.length,
+    unowned: detachedUnowned.length,
   });
   return report;
 }

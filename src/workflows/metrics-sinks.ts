@@ -21,8 +21,8 @@ export interface EniflowMetricsSinks extends Sinks {
     /** The node's workflow ended (its Node CR is gone): its per-node series go. */
     nodeGone(node: { nodeName: string }): void;
     /**
-     * One janitor pass: orphans found, ENIs deleted and deletes that failed, and `unowned` eniflow ENIs without a
-     * cluster tag that no CR lists (reported, never deleted).
+     * One janitor pass: orphans found, ENIs deleted and deletes that failed, and `unowned` detached eniflow ENIs
+     * without a cluster tag that no CR lists (reported, never deleted; attached ones are in use, not counted).
      */
     janitorPass(pass: { dryRun: boolean; orphans: number; deleted: number; failed: number; unowned: number }): void;
   };

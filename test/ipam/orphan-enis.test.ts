@@ -72,7 +72,7 @@ describe('planOrphanEnis', () => {
       owned: [
         cloudEni('eni-b', { tags: { creator: 'eniflow', 'eniflow.io/cluster-id': OTHER } }),
         legacyEni('eni-legacy'),
-        cloudEni('eni-not-eniflow', { tags: { 'eniflow.io/cluster-id': CLUSTER } }),
+        cloudEni('eni-not-eniflow', { tags: { 'eniflow.io/cluster-id': OTHER } }),
       ],
       clusterId: CLUSTER,
       knownEniIds: [],
@@ -107,9 +107,16 @@ describe('planOrphanEnis', () => {
       ['eni-a'],
     );
     assert.deepEqual(plan.adopted, ['eni-legacy-listed']);
+    // Only the detached one is possibly this cluster's leak: the attached one is in use on its instance.
     assert.deepEqual(plan.unowned, [
-      { eniId: 'eni-legacy-loose', status: 'InUse', node: 'node-a', createdAt: '2026-12-03T07:00:00Z' },
-      { eniId: 'eni-legacy-old', status: 'Available' },
+      {
+        eniId: 'eni-legacy-loose',
+        status: 'InUse',
+        detached: false,
+        node: 'node-a',
+        createdAt: '2026-12-03T07:00:00Z',
+      },
+      { eniId: 'eni-legacy-old', status: 'Available', detached: true },
     ]);
   });
 
@@ -205,7 +212,14 @@ describe('clusterOwnershipOf', () => {
     assert.equal(of({ creator: 'eniflow', 'eniflow.io/cluster-id': OTHER }), 'otherCluster');
     assert.equal(of({ creator: 'eniflow', 'eniflow.io/cluster-id': '' }), 'otherCluster');
     assert.equal(of({ creator: 'eniflow' }), 'legacy');
-    assert.equal(of({ 'eniflow.io/cluster-id': CLUSTER }), 'notEniflow');
     assert.equal(of(undefined), 'notEniflow');
+    assert.equal(of({ creator: 'terway' }), 'notEniflow');
+  });
+
+  it('lets the cluster tag decide whoever created the ENI: an adopted one keeps its creator tag', () => {
+    const of = (tags: Record<string, string>) => clusterOwnershipOf({ tags, clusterId: CLUSTER });
+    assert.equal(of({ creator: 'terway', 'eniflow.io/cluster-id': CLUSTER }), 'thisCluster');
+    assert.equal(of({ 'eniflow.io/cluster-id': CLUSTER }), 'thisCluster');
+    assert.equal(of({ creator: 'terway', 'eniflow.io/cluster-id': OTHER }), 'otherCluster');
   });
 });

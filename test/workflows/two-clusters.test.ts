@@ -4,7 +4,9 @@
  * ENIs (Available, in no CR) past and within the janitor's grace, and cluster B has a create intent in flight
  * (its answer lost, its worker down); each runs its janitor with deletes on. No ENI of one cluster is touched by
  * the other: each janitor deletes exactly its own old rollback ENI, an ENI made before the cluster tag is reported
- * by both and deleted by neither, and each `OrphanEniDeleted` Event is in its own cluster.
+ * by both and deleted by neither, and each `OrphanEniDeleted` Event is in its own cluster. A legacy ENI in use on a
+ * third cluster's node is reported but never counted in `eniflow_janitor_unowned_enis` (its alert would page for a
+ * neighbour's healthy ENI forever); only the detached one is.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,6 +26,8 @@ import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
 import type { NodeSpec } from '../../src/ipam/index.js';
 import { JANITOR_WORKFLOW_TYPE, NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { createEniflowWorker } from '../../src/worker/create-worker.js';
+import { createWorkerMetrics } from '../../src/worker/metrics.js';
+import type { WorkerMetrics } from '../../src/worker/metrics.js';
 import { runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow, JanitorReport } from '../../src/workflows/janitor-workflow.js';
 import { reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
@@ -92,7 +96,12 @@ interface Cluster {
   close(): Promise<void>;
 }
 
-async function openCluster(input: { name: string; kube: KubeTestClients; spec: NodeSpec }): Promise<Cluster> {
+async function openCluster(input: {
+  name: string;
+  kube: KubeTestClients;
+  spec: NodeSpec;
+  metrics?: WorkerMetrics;
+}): Promise<Cluster> {
   const clusterId = `c-${uniqueName(input.name)}`;
   const taskQueue = uniqueTaskQueue(input.name);
   const nodeName = uniqueName(`${input.name}-node`);
@@ -112,6 +121,7 @@ async function openCluster(input: { name: string; kube: KubeTestClients; spec: N
       logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
       eniPollIntervalMs: 20,
       workflowBundle: bundle,
+      ...(input.metrics === undefined ? {} : { metrics: input.metrics }),
     });
     const running = worker.run();
     stop = async () => {
@@ -219,7 +229,13 @@ async function orphanEvents(kube: KubeTestClients): Promise<string[]> {
 
 describe('two clusters in one account', () => {
   it("each janitor, deletes on, deletes only its own cluster's orphans; intents and rollbacks of the other stay", async () => {
-    const a = await openCluster({ name: 'cluster-a', kube: kubeA, spec: demoNodeSpec({ instance: 'large-h' }) });
+    const metricsA = createWorkerMetrics();
+    const a = await openCluster({
+      name: 'cluster-a',
+      kube: kubeA,
+      spec: demoNodeSpec({ instance: 'large-h' }),
+      metrics: metricsA,
+    });
     const b = await openCluster({ name: 'cluster-b', kube: kubeB, spec: demoNodeSpec({ instance: 'erdma-i' }) });
     try {
       // Cluster A serves its pods: its ENIs carry its cluster tag.
@@ -234,6 +250,19 @@ describe('two clusters in one account', () => {
       const legacy = await emulator.createEni({
         tag: [new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'creator', value: 'eniflow' })],
       });
+      // A third cluster's healthy legacy ENI, in use on its node: neither A's nor B's business.
+      const legacyInUse = await emulator.createEni({
+        vSwitchId: DEMO.vSwitchI,
+        tag: [new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'creator', value: 'eniflow' })],
+      });
+      await emulator.ecs.attachNetworkInterface(
+        new $Ecs.AttachNetworkInterfaceRequest({
+          regionId: DEMO.regionId,
+          networkInterfaceId: legacyInUse,
+          instanceId: DEMO.instanceLargeI,
+        }),
+      );
+      await emulator.waitForStatus(legacyInUse, 'InUse');
 
       // Cluster B's first create: the cloud makes the ENI but the answer is lost, so B holds an open intent for an
       // ENI in no CR. Then B's worker goes down: the intent stays in flight.
@@ -266,9 +295,16 @@ describe('two clusters in one account', () => {
       assert.deepEqual(reportA.deleted, [oldA]);
       assert.deepEqual(reportA.failed, []);
       assert.ok(
-        reportA.unowned.some((eni) => eni.eniId === legacy),
+        reportA.unowned.some((eni) => eni.eniId === legacy && eni.detached),
         'the legacy ENI is reported',
       );
+      assert.ok(
+        reportA.unowned.some((eni) => eni.eniId === legacyInUse && !eni.detached),
+        `the neighbour's legacy ENI in use is reported as attached: ${JSON.stringify(reportA.unowned)}`,
+      );
+      const unownedGauge = (await metricsA.registry.getSingleMetric('eniflow_janitor_unowned_enis')?.get())?.values[0]
+        ?.value;
+      assert.equal(unownedGauge, 1, "only the detached legacy ENI counts, not the neighbour's in use");
       for (const eniId of await deletedSince(sinceA)) {
         assert.equal(before.get(eniId), a.clusterId, `${eniId} deleted during A's pass is A's`);
       }
@@ -304,7 +340,7 @@ describe('two clusters in one account', () => {
         assert.ok([a.clusterId, b.clusterId].includes(afterA.get(eniId) ?? ''), eniId);
         if (afterA.get(eniId) === a.clusterId) assert.ok(!reportB.deleted.includes(eniId));
       }
-      assert.ok(afterB.has(youngA) && afterB.has(legacy));
+      assert.ok(afterB.has(youngA) && afterB.has(legacy) && afterB.has(legacyInUse));
       assert.ok(afterB.has(freshB));
 
       // Each deletion is told on its own cluster's Node, never on the other's.

@@ -329,6 +329,23 @@ export class AlibabaEcsApi implements EcsApi {
     return { requestId: response.body?.requestId ?? '' };
   }
 
+  async tagEnis(request: {
+    eniIds: readonly string[];
+    tags: Readonly<Record<string, string>>;
+  }): Promise<EcsCallResult> {
+    const response = await this.call('TagResources', ({ ecs, $Ecs }) =>
+      ecs.tagResources(
+        new $Ecs.TagResourcesRequest({
+          regionId: this.regionId,
+          resourceType: 'eni',
+          resourceId: [...request.eniIds],
+          tag: tagsOf(request.tags).map((tag) => new $Ecs.TagResourcesRequestTag(tag)),
+        }),
+      ),
+    );
+    return { requestId: response.body?.requestId ?? '' };
+  }
+
   async describeVSwitch(request: { vSwitchId: string }): Promise<VSwitchInfo | undefined> {
     const response = await this.call('DescribeVSwitches', ({ vpc, $Vpc }) =>
       vpc.describeVSwitches(

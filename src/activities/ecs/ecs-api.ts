@@ -71,6 +71,8 @@ export interface EcsApi {
   unassignIpv4Prefixes(request: { eniId: string; prefixes: readonly string[] }): Promise<EcsCallResult>;
   /** `UnassignIpv6Addresses` with `Ipv6Prefix.N` (at most 10). */
   unassignIpv6Prefixes(request: { eniId: string; prefixes: readonly string[] }): Promise<EcsCallResult>;
+  /** `TagResources` on ENIs (`ResourceType=eni`, at most 50): adds or overwrites the given tags, others stay. */
+  tagEnis(request: { eniIds: readonly string[]; tags: Readonly<Record<string, string>> }): Promise<EcsCallResult>;
   /** One vSwitch, or undefined when the cloud does not know it. */
   describeVSwitch(request: { vSwitchId: string }): Promise<VSwitchInfo | undefined>;
 }

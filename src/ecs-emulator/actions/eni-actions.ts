@@ -138,6 +138,20 @@ function describeNetworkInterfaces(context: ActionContext): Record<string, unkno
   };
 }
 
+/** TagResources for ENIs (the emulator models no other taggable resource): 1–50 ids, 1–20 tags. */
+function tagResources({ params, model }: ActionContext): Record<string, unknown> {
+  const resourceType = params.requiredString('ResourceType');
+  if (resourceType !== 'eni') throw apiError('InvalidResourceType.NotFound');
+  const eniIds = params.list('ResourceId');
+  if (eniIds.length === 0) throw apiError('MissingParameter', 'The input parameter "ResourceId" is not supplied.');
+  if (eniIds.length > 50) throw apiError('InvalidParameter', 'At most 50 ResourceId.N values are allowed.');
+  const tags = params.tags();
+  if (tags.length === 0) throw apiError('MissingParameter', 'The input parameter "Tag" is not supplied.');
+  if (tags.length > 20) throw apiError('InvalidParameter', 'At most 20 Tag.N values are allowed.');
+  model.tagEnis({ eniIds, tags });
+  return {};
+}
+
 const eniAction = (handle: ActionDefinition['handle'], idempotent = false): ActionDefinition => ({
   product: 'Ecs',
   version: ECS_VERSION,
@@ -153,4 +167,5 @@ export const ENI_ACTIONS: Record<string, ActionDefinition> = {
   DetachNetworkInterface: eniAction(detachNetworkInterface),
   DeleteNetworkInterface: eniAction(deleteNetworkInterface),
   DescribeNetworkInterfaces: eniAction(describeNetworkInterfaces),
+  TagResources: eniAction(tagResources),
 };

@@ -12,6 +12,7 @@ export const attach = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.attachEni);
 export const wait = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.waitEniStatus);
 export const release = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.releaseEni);
 export const ipOps = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.ipOps);
+export const adopt = proxyActivitiesWithSummaries(ACTIVITY_POLICIES.adoptEnis);
 /** Cheap reads as local activities: one marker in history instead of a task of their own. */
 export const kubeReadLocal = proxyLocalActivities<Activities>(LOCAL_ACTIVITY_POLICIES.kubeRead);
 export const ecsReadLocal = proxyLocalActivities<Activities>(LOCAL_ACTIVITY_POLICIES.ecsRead);

@@ -71,6 +71,7 @@ export async function readCloudSide(input: {
         crIsOwnWrite,
         instanceId: input.instanceId,
         clusterId: input.settings.clusterId,
+        nodeName: input.node.metadata.name,
         spec,
         vSwitches,
         state,

@@ -1,4 +1,7 @@
+import { log } from '@temporalio/workflow';
+
 import {
+  enisToAdopt,
   formatRfc3339,
   isOpenApiSyncDue,
   mergeOpenApiEnis,
@@ -6,20 +9,55 @@ import {
   syncTimesOf,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeStatus, UnlistedEniReport, VSwitchInfo } from '../../ipam/index.js';
-import { ecsRead } from './activities.js';
+import { adopt, ecsRead } from './activities.js';
 import type { CarriedState } from './carried-state.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
 import type { PassRecord } from './pass-record.js';
 
 /**
+ * Tags the ENIs {@link enisToAdopt} picks from the listing with this cluster's id (one call): attached to this
+ * node's instance, listed in its CR, carrying no cluster tag. Best effort: a refusal (a RAM policy without
+ * `ecs:TagResources`) is logged and tried again at the next sync; the pass goes on. Returns the calls made.
+ */
+async function adoptListedEnis(input: {
+  remote: Parameters<typeof enisToAdopt>[0]['remote'];
+  enis: NetworkInterfaces;
+  instanceId: string;
+  clusterId: string;
+  nodeName: string;
+  spec: ReadyNodeSpec;
+}): Promise<number> {
+  const eniIds = enisToAdopt({
+    remote: input.remote,
+    crEnis: input.enis,
+    instanceId: input.instanceId,
+    clusterId: input.clusterId,
+    eniSpec: input.spec.eni,
+  });
+  if (eniIds.length === 0) return 0;
+  try {
+    await adopt.adoptEnis({ eniIds, clusterId: input.clusterId, nodeName: input.nodeName });
+    return 1;
+  } catch (error) {
+    log.warn('adopting ENIs (tagging them for this cluster) failed; tried again at the next OpenAPI sync', {
+      eniIds,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return 0;
+  }
+}
+
+/**
  * Lists the instance's ENIs from the cloud and merges them into the node's (the reference's OpenAPI sync). ENIs
  * the CR holds that the listing left out (hidden by `tagFilter`, attached elsewhere, gone) are looked up by id and
  * {@link resolveUnlistedEnis} decides: nothing a pod uses is ever detached or deleted. A failed read fails the pass.
+ * ENIs of this node without a cluster tag are adopted (see {@link adoptListedEnis}) before the pass changes them.
  */
 export async function syncWithOpenApi(input: {
   enis: NetworkInterfaces;
   instanceId: string;
   clusterId: string;
+  nodeName: string;
   spec: ReadyNodeSpec;
   vSwitches: Record<string, VSwitchInfo>;
 }): Promise<{ enis: NetworkInterfaces; unlisted: UnlistedEniReport[]; calls: number }> {
@@ -28,8 +66,9 @@ export async function syncWithOpenApi(input: {
     instanceId: input.instanceId,
     ...(spec.eni.tagFilter === undefined ? {} : { tagFilter: spec.eni.tagFilter }),
   });
+  const adoptCalls = await adoptListedEnis({ ...input, remote });
   const merged = mergeOpenApiEnis({ current: input.enis, remote, vSwitchCidrs: input.vSwitches, eniSpec: spec.eni });
-  if (merged.unlisted.length === 0) return { enis: merged.enis, unlisted: [], calls: 1 };
+  if (merged.unlisted.length === 0) return { enis: merged.enis, unlisted: [], calls: 1 + adoptCalls };
   const cloud = await ecsRead.describeEnisById({ eniIds: merged.unlisted });
   const resolved = resolveUnlistedEnis({
     enis: merged.enis,
@@ -40,7 +79,7 @@ export async function syncWithOpenApi(input: {
     nowRfc3339: formatRfc3339(Date.now()),
     clusterId: input.clusterId,
   });
-  return { enis: resolved.enis, unlisted: resolved.reports, calls: 2 };
+  return { enis: resolved.enis, unlisted: resolved.reports, calls: 2 + adoptCalls };
 }
 
 /**
@@ -57,6 +96,7 @@ export async function syncEnisIfDue(input: {
   crIsOwnWrite: boolean;
   instanceId: string;
   clusterId: string;
+  nodeName: string;
   spec: ReadyNodeSpec;
   vSwitches: Record<string, VSwitchInfo>;
   state: CarriedState;

@@ -80,6 +80,8 @@ describe('parseCallsPerMinute', () => {
         if (!(UNUSED_TERWAY_APIS as readonly string[]).includes(action)) expected[action] = perMinute;
       }
     }
+    // Not in Terway's map (Terway never tags an existing ENI): eniflow's adoption, on the IP actions' budget.
+    expected['TagResources'] = 400;
     assert.deepEqual(DEFAULT_CALLS_PER_MINUTE, expected);
   });
 });

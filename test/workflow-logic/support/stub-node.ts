@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 
 import {
   applyJsonDelta,
+  adoptionTags,
   ENIFLOW_CLUSTER_TAG_KEY,
   ENIFLOW_CREATOR_TAG,
   ENIFLOW_NODE_TAG,
@@ -458,6 +459,15 @@ export class StubNode {
         ),
       describeEnisById: (input) =>
         this.run('describeEnisById', input, () => [...input.eniIds].sort().flatMap((id) => this.cloud.get(id) ?? [])),
+      adoptEnis: (input) =>
+        this.run('adoptEnis', input, () => {
+          for (const id of input.eniIds) {
+            const eni = this.cloud.get(id);
+            if (eni !== undefined) {
+              eni.tags = { ...eni.tags, ...adoptionTags({ clusterId: input.clusterId, nodeName: input.nodeName }) };
+            }
+          }
+        }),
       findEnisByIntent: (input) =>
         this.run('findEnisByIntent', input, () =>
           Object.fromEntries(
