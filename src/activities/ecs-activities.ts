@@ -51,6 +51,9 @@ interface WaitProgress {
 /** Most resources one `TagResources` call takes (`ResourceId.N`, 1–50). */
 const TAG_RESOURCES_MAX_IDS = 50;
 
+/** The addresses one IPv4 /28 prefix takes from its vSwitch. */
+const IPV4_PREFIX_ADDRESSES = 16;
+
 /** The failure type of "not there yet": retried by Temporal after the poll interval (see waitEniStatus). */
 export const ENI_STATUS_PENDING = 'EniStatusPending';
 
@@ -69,11 +72,38 @@ export function createEcsActivities(deps: EcsActivityDeps) {
     if (failure.type === 'EcsVSwitchExhausted' && vSwitchId !== undefined) deps.vSwitches.block(vSwitchId);
   };
 
+  /**
+   * After an IPv4 ask of `requested` addresses was refused for lack of them: one describe learns what the vSwitch
+   * has left, and the cache keeps that count (the next plan asks for that many) or blocks the vSwitch when none is
+   * left. Terway blocks it for the cache TTL whatever is left. Other failures: nothing to do.
+   */
+  const reviseAfterRefusal = async (
+    log: Logger,
+    failure: EcsFailure,
+    ask: { vSwitchId: string | undefined; requested: number },
+  ): Promise<void> => {
+    const { vSwitchId, requested } = ask;
+    if (failure.type !== 'EcsVSwitchExhausted' || vSwitchId === undefined) return;
+    let found: VSwitchInfo | undefined;
+    try {
+      found = await deps.ecs.describeVSwitch({ vSwitchId });
+    } catch (error) {
+      log.debug({ err: error, vSwitchId }, 'Could not describe the vSwitch that refused: blocking it');
+    }
+    const outcome = deps.vSwitches.refused(vSwitchId, requested, found);
+    log.info(
+      { vSwitchId, requested, available: found?.availableIpCount, outcome },
+      outcome === 'revised'
+        ? 'vSwitch has fewer addresses than asked for: the next ask takes what is left'
+        : 'vSwitch has no address left for this ask: blocked',
+    );
+  };
+
   /** Runs a cloud call and converts its failure; `accept` names failure codes that mean "already done". */
   async function run<T>(
     log: Logger,
     call: () => Promise<T>,
-    options: { accept?: readonly string[]; onFailure?: (failure: EcsFailure) => void } = {},
+    options: { accept?: readonly string[]; onFailure?: (failure: EcsFailure) => void | Promise<void> } = {},
   ): Promise<T | undefined> {
     try {
       const result = await call();
@@ -87,7 +117,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         return undefined;
       }
       deps.cloudOutcomes?.failed(activityInfo().activityType, failure);
-      options.onFailure?.(failure);
+      await options.onFailure?.(failure);
       const applicationFailure = ecsApplicationFailure(failure);
       // A failure the server will retry is routine; the one that ends the activity reaches the workflow, whose
       // pass then logs one warning for the node.
@@ -105,6 +135,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
      */
     async createEni(input: CreateEniRequest & CreateEniPrefixCounts): Promise<{ eni: CloudEni; requestId: string }> {
       const log = logFor({ vSwitchId: input.vSwitchId });
+      const prefixAddresses = IPV4_PREFIX_ADDRESSES * (input.ipv4PrefixCount ?? 0);
       const result = await run(
         log,
         () =>
@@ -123,14 +154,17 @@ export function createEcsActivities(deps: EcsActivityDeps) {
             description: 'interface created by eniflow',
           }),
         {
-          onFailure: (failure) => {
-            if (failure.type === 'EcsVSwitchExhausted') deps.vSwitches.block(input.vSwitchId);
+          onFailure: async (failure) => {
+            // Prefix asks are not sized by the vSwitch's count: a refused one blocks it, as Terway does.
+            if (prefixAddresses > 0) blockExhausted(failure, input.vSwitchId);
+            else await reviseAfterRefusal(log, failure, { vSwitchId: input.vSwitchId, requested: input.ipv4Count });
           },
         },
       );
       if (result === undefined) throw ApplicationFailure.nonRetryable('create returned nothing', 'EcsUnknown');
-      // The cloud just gave addresses from this vSwitch: whatever blocked it is out of date.
-      deps.vSwitches.unblock(input.vSwitchId);
+      // The cloud just gave addresses from this vSwitch: whatever blocked it is out of date; else it has fewer now.
+      if (!deps.vSwitches.unblock(input.vSwitchId))
+        deps.vSwitches.took(input.vSwitchId, input.ipv4Count + prefixAddresses);
       log.info({ eniId: result.eni.eniId, requestId: result.requestId }, 'Created ENI');
       return result;
     },
@@ -293,13 +327,13 @@ export function createEcsActivities(deps: EcsActivityDeps) {
     async assignIpv4(input: { eniId: string; vSwitchId?: string; count: number; clientToken: string }) {
       const log = logFor({ eniId: input.eniId });
       const result = await run(log, () => deps.ecs.assignIpv4(input), {
-        onFailure: (failure) => {
-          if (failure.type === 'EcsVSwitchExhausted' && input.vSwitchId !== undefined)
-            deps.vSwitches.block(input.vSwitchId);
-        },
+        onFailure: (failure) =>
+          reviseAfterRefusal(log, failure, { vSwitchId: input.vSwitchId, requested: input.count }),
       });
       const ips = result?.ips ?? [];
-      if (ips.length > 0 && input.vSwitchId !== undefined) deps.vSwitches.unblock(input.vSwitchId);
+      if (ips.length > 0 && input.vSwitchId !== undefined && !deps.vSwitches.unblock(input.vSwitchId)) {
+        deps.vSwitches.took(input.vSwitchId, ips.length);
+      }
       log.info({ requestId: result?.requestId, count: ips.length }, 'Assigned IPv4 addresses');
       return { ips };
     },
@@ -349,7 +383,9 @@ export function createEcsActivities(deps: EcsActivityDeps) {
         },
       });
       const prefixes = result?.prefixes ?? [];
-      if (prefixes.length > 0 && input.vSwitchId !== undefined) deps.vSwitches.unblock(input.vSwitchId);
+      if (prefixes.length > 0 && input.vSwitchId !== undefined && !deps.vSwitches.unblock(input.vSwitchId)) {
+        deps.vSwitches.took(input.vSwitchId, IPV4_PREFIX_ADDRESSES * prefixes.length);
+      }
       log.info({ requestId: result?.requestId, count: prefixes.length }, 'Assigned IPv4 prefixes');
       return { prefixes };
     },

@@ -39,8 +39,10 @@ export function formatNodeState(state: NodeWorkflowState, link: string | undefin
     );
   }
   for (const operation of state.pendingOperations) {
+    // A worker of an earlier version names no action: its step then stands in.
+    const action = (operation as { action?: string }).action ?? operation.kind;
     lines.push(
-      `in flight: ${operation.kind}${operation.eniId === undefined ? '' : ` ${operation.eniId}`} ${operation.detail}` +
+      `in flight: ${action}${operation.eniId === undefined ? '' : ` ${operation.eniId}`} (${operation.detail})` +
         ` since ${operation.startedAt ?? new Date(operation.startedAtMs).toISOString()}`,
     );
   }
@@ -86,7 +88,7 @@ export function formatGcResult(result: GcResult): string[] {
   for (const entry of result.releasedIps) lines.push(`  ${entry.eniId} ${entry.family}: ${entry.ips.join(', ')}`);
   for (const eniId of result.removedEnis) lines.push(`  removed ${eniId}`);
   for (const failure of result.failed) {
-    lines.push(`  failed ${failure.action.kind} ${failure.action.eniId}: ${failure.error} (retried next pass)`);
+    lines.push(`  failed: ${failure.error} (retried next pass)`);
   }
   return lines;
 }

@@ -117,15 +117,26 @@ interface FamilyLimits {
   perAdapter: Record<IpFamily, number>;
 }
 
-/** How many more address pairs an existing ENI can offer, and the per-family counts to request for `pairs`. */
-function growExistingEni(eni: Readonly<NetworkInterface>, limits: FamilyLimits, wantedPairs: number) {
+/**
+ * How many more address pairs an existing ENI can offer, and the per-family counts to request for `pairs`. The IPv4
+ * ask is capped by the free addresses its vSwitch is known to have (`vSwitchFree`; unknown: no cap): ECS refuses an
+ * assign larger than what is left, and would then serve none of the pods the smaller ask could.
+ */
+function growExistingEni(
+  eni: Readonly<NetworkInterface>,
+  limits: FamilyLimits,
+  want: { pairs: number; vSwitchFree: number | undefined },
+) {
+  const { vSwitchFree } = want;
   const free = limits.families.map((family) => countAvailable(eni, family));
   const quotaLeft = limits.families.map((family) => limits.perAdapter[family] - Object.keys(eni[family] ?? {}).length);
   const pairsBefore = Math.min(...free);
+  const addable = (family: IpFamily, quota: number): number =>
+    Math.min(Math.max(0, quota), MAX_IPS_PER_CALL, family === 'ipv4' ? (vSwitchFree ?? Infinity) : Infinity);
   const reachable = Math.min(
-    ...limits.families.map((_, i) => (free[i] ?? 0) + Math.min(Math.max(0, quotaLeft[i] ?? 0), MAX_IPS_PER_CALL)),
+    ...limits.families.map((family, i) => (free[i] ?? 0) + addable(family, quotaLeft[i] ?? 0)),
   );
-  const pairs = Math.max(0, Math.min(wantedPairs, reachable - pairsBefore));
+  const pairs = Math.max(0, Math.min(want.pairs, reachable - pairsBefore));
   const counts: Record<IpFamily, number> = { ipv4: 0, ipv6: 0 };
   limits.families.forEach((family, i) => {
     counts[family] = Math.max(0, pairsBefore + pairs - (free[i] ?? 0));
@@ -143,7 +154,9 @@ function idlePairs(eni: Readonly<NetworkInterface>, families: readonly IpFamily[
  * pending pod can be served and `minPoolSize` idle IPs remain, and no more than that is asked for (up to the
  * 10-per-call limit). On a dual-stack node demand is counted in IPv4+IPv6 pairs on the same ENI, because a pod's
  * two addresses must share one ENI. ERDMA pods are served only by HighPerformance ENIs and do not count toward
- * the pool size. Existing ENIs are used only when `InUse` and their vSwitch still has addresses.
+ * the pool size. Existing ENIs are used only when `InUse` and their vSwitch still has addresses. No assign or create
+ * asks a vSwitch for more IPv4 addresses than it is known to have left (Terway asks for the full count and, refused,
+ * blocks the vSwitch for 20 min): what it lacks goes to the next slot, whose new ENI may use another vSwitch.
  */
 export function planEniAllocations(input: {
   spec: NodeSpec;
@@ -198,7 +211,7 @@ export function planEniAllocations(input: {
         problems.push({ kind: 'vSwitchExhausted', eniId: eni.id, vSwitchId: vSwitch.vSwitchId });
         continue;
       }
-      const grown = growExistingEni(eni, limits, remaining[pool]);
+      const grown = growExistingEni(eni, limits, { pairs: remaining[pool], vSwitchFree: vSwitch?.availableIpCount });
       if (!grown.isFull) hasAllocatableEni = true;
       if (grown.pairs === 0) continue;
       remaining[pool] -= grown.pairs;

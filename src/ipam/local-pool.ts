@@ -204,9 +204,30 @@ function takeOverStatusIps(state: PoolState, request: PodIpRequest): void {
     const entry = eni?.[family]?.[statusIp];
     if (eni === undefined || entry === undefined) continue;
     if (!isIdle(entry) && entry.podID !== request.podId) continue;
-    // The sandbox is using this address, so a pending release must not take it away under it.
-    if (entry.status === 'Deleting' && eni.status !== 'Deleting') entry.status = 'Valid';
+    keepForPod(eni, entry);
     bind(state, { request, family, ref: { eniId, ip: statusIp } });
+  }
+}
+
+/**
+ * A live pod's address marked for release (`Deleting`: taken over from a CR Terway wrote, or an idle one the pod's
+ * sandbox reports) is restored to `Valid`, so no GC pulls it from under the pod: not eniflow's, whose GC skips held
+ * addresses anyway, nor Terway's after a hand-back, which unassigns every `Deleting` address whatever its pod. On an
+ * ENI being deleted it is left as it is (the ENI goes once the pod does).
+ */
+function keepForPod(eni: Readonly<NetworkInterface>, entry: IpEntry): void {
+  if (entry.status === 'Deleting' && eni.status !== 'Deleting') entry.status = 'Valid';
+}
+
+/** The CR's bindings of live pods to addresses marked `Deleting` are kept for them (see {@link keepForPod}). */
+function keepHeldAddresses(state: PoolState): void {
+  for (const refs of state.refs.values()) {
+    for (const family of FAMILIES) {
+      const ref = refs[family];
+      const eni = ref === undefined ? undefined : state.enis[ref.eniId];
+      const entry = ref === undefined ? undefined : entryAt(state, family, ref);
+      if (eni !== undefined && entry !== undefined) keepForPod(eni, entry);
+    }
   }
 }
 
@@ -308,6 +329,8 @@ export function assignIpsFromLocalPool(input: {
     bindFreshIps(state, { request, eni, families: all });
   }
 
+  // Once bindings rolled back above are gone: an address no pod keeps stays marked for release.
+  keepHeldAddresses(state);
   const bound: LocalPoolResult['bound'] = [];
   for (const request of requests) {
     const refs = state.refs.get(request.podId) ?? {};

@@ -10,12 +10,60 @@ import { listRunningNodes, signalReconcile } from './node-wakeups.js';
 const VSWITCH_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 /**
- * Polls after which a vSwitch no stuck node names any more is forgotten. Not at once: a node that leaves the stuck
- * state for a few failed passes and comes back must not look like a first look, or a vSwitch whose describe shows
- * addresses that calls refuse would wake it on every other poll. Not never: a count remembered from long ago could
- * hide a vSwitch that was filled and freed again meanwhile.
+ * Polls after which a node no longer named as waiting on a vSwitch is forgotten there. Not at once: a node that leaves
+ * the stuck state for a few failed passes and comes back must not look like a first look, or a vSwitch whose describe
+ * shows addresses that calls refuse would wake it on every other poll. Not never: a count remembered from long ago
+ * could hide a vSwitch that was filled and freed again meanwhile.
  */
 const FORGET_AFTER_POLLS = 5;
+
+/**
+ * What the poll remembers of each node waiting on each vSwitch: the free count it last saw there for that node. A
+ * node is woken when its vSwitch has free addresses it has not been woken for: on the first look at its wait (a node
+ * that got stuck on a vSwitch that already has some, because its asks were refused or its worker's cache was stale,
+ * is served what is there) and whenever the count grew since. A node woken for a count that calls then refuse is not
+ * woken again for the same count. Per node, not per vSwitch: a count the poll saw before a node began waiting says
+ * nothing about whether that node was woken for it.
+ */
+export class WaitMemory {
+  private readonly seen = new Map<string, Map<string, { free?: number; namedAtPoll: number }>>();
+  private polls = 0;
+
+  /** A new poll found these nodes waiting, by vSwitch; nodes not named for a while are forgotten. */
+  named(nodesByVSwitch: ReadonlyMap<string, readonly string[]>): void {
+    this.polls += 1;
+    for (const [vSwitchId, nodes] of nodesByVSwitch) {
+      const byNode = this.seen.get(vSwitchId) ?? new Map<string, { free?: number; namedAtPoll: number }>();
+      for (const node of nodes) byNode.set(node, { ...byNode.get(node), namedAtPoll: this.polls });
+      this.seen.set(vSwitchId, byNode);
+    }
+    for (const [vSwitchId, byNode] of [...this.seen]) {
+      for (const [node, entry] of [...byNode]) {
+        if (this.polls - entry.namedAtPoll >= FORGET_AFTER_POLLS) byNode.delete(node);
+      }
+      if (byNode.size === 0) this.seen.delete(vSwitchId);
+    }
+  }
+
+  /** The waiting nodes (sorted) the vSwitch's `free` addresses should wake. */
+  toWake(vSwitchId: string, waiting: readonly string[], free: number): string[] {
+    if (free <= 0) return [];
+    const byNode = this.seen.get(vSwitchId);
+    return [...waiting].sort().filter((node) => {
+      const before = byNode?.get(node)?.free;
+      return before === undefined || free > before;
+    });
+  }
+
+  /** The poll saw `free` addresses for these nodes (woken, or not to be woken). */
+  saw(vSwitchId: string, nodes: readonly string[], free: number): void {
+    const byNode = this.seen.get(vSwitchId);
+    for (const node of nodes) {
+      const entry = byNode?.get(node);
+      if (entry !== undefined) entry.free = free;
+    }
+  }
+}
 
 /** The reason of the `reconcile` signal that wakes a node stuck on a vSwitch that gained addresses. */
 export const VSWITCH_GAINED_REASON = 'vswitch-gained-addresses';
@@ -32,14 +80,15 @@ export interface VSwitchWakeOptions {
 }
 
 /**
- * Wakes nodes stuck on exhausted vSwitches when one gains addresses. A stuck node sleeps `stuckBackoffMs` and names
+ * Wakes nodes stuck on exhausted vSwitches when one has addresses for them. A stuck node sleeps `stuckBackoffMs` and names
  * the vSwitches it waits on in its `EniflowExhaustedVSwitches` search attribute; nothing inside a workflow can see a
  * vSwitch change, but the worker can, two ways:
  * - a call of another node on a blocked vSwitch got addresses (the cache lifts the block: {@link gained});
  * - its own poll: every `pollMs` it lists the stuck nodes (one visibility query), describes each vSwitch they name
- *   (one DescribeVSwitches per vSwitch, however many nodes wait on it) and wakes them when the free count grew
- *   since it last looked (or, first look after a start, is above 0). The poll needs no memory to be right: a worker
- *   that restarted, or a replica that never saw the block, finds the stuck nodes in visibility.
+ *   (one DescribeVSwitches per vSwitch, however many nodes wait on it) and wakes each node for which the vSwitch has
+ *   free addresses it was not yet woken for ({@link WaitMemory}): the woken pass takes what is there, however little
+ *   (the plan sizes its asks by the free count). The poll needs no memory to be right: a worker that restarted, or a
+ *   replica that never saw the block, finds the stuck nodes in visibility.
  * The wake is a `reconcile` signal naming the vSwitch, so the pass asks the cloud instead of a cache that may still
  * hold the block. Waking is bounded per vSwitch ({@link VSwitchWakeOptions.minWakeIntervalMs}).
  */
@@ -53,9 +102,7 @@ export class VSwitchWakeNotifier {
   private readonly minWakeIntervalMs: number;
   private readonly maxWorkflows: number;
   private readonly maxVSwitchesPerPoll: number;
-  /** Free addresses of each watched vSwitch at its last poll, oldest first. */
-  private readonly lastSeen = new Map<string, { free?: number; namedAtPoll: number }>();
-  private polls = 0;
+  private readonly memory = new WaitMemory();
   private readonly lastWakeMs = new Map<string, number>();
   /** Where the next poll starts in the sorted vSwitch list, so every vSwitch gets its turn under the cap. */
   private cursor = 0;
@@ -129,13 +176,7 @@ export class VSwitchWakeNotifier {
         nodesByVSwitch.set(vSwitchId, [...(nodesByVSwitch.get(vSwitchId) ?? []), execution.workflowId]);
       }
     }
-    this.polls += 1;
-    for (const vSwitchId of nodesByVSwitch.keys()) {
-      this.lastSeen.set(vSwitchId, { ...this.lastSeen.get(vSwitchId), namedAtPoll: this.polls });
-    }
-    for (const [vSwitchId, seen] of [...this.lastSeen]) {
-      if (this.polls - seen.namedAtPoll >= FORGET_AFTER_POLLS) this.lastSeen.delete(vSwitchId);
-    }
+    this.memory.named(nodesByVSwitch);
     const now = Date.now();
     for (const [vSwitchId, atMs] of [...this.lastWakeMs]) {
       if (now - atMs >= this.minWakeIntervalMs) this.lastWakeMs.delete(vSwitchId);
@@ -147,23 +188,26 @@ export class VSwitchWakeNotifier {
       if (!VSWITCH_ID.test(vSwitchId)) continue;
       const info = await this.ecs.describeVSwitch({ vSwitchId });
       const free = info?.availableIpCount ?? 0;
-      const seen = this.lastSeen.get(vSwitchId);
-      const before = seen?.free;
-      if (seen !== undefined) seen.free = free;
-      if (free > 0 && (before === undefined || free > before)) {
-        this.logger.info({ vSwitchId, free, before }, 'Exhausted vSwitch gained addresses');
+      const waiting = nodesByVSwitch.get(vSwitchId) ?? [];
+      const toWake = this.memory.toWake(vSwitchId, waiting, free);
+      let woken = false;
+      if (toWake.length > 0) {
+        this.logger.info({ vSwitchId, free, nodes: toWake.length }, 'vSwitch has addresses for nodes waiting on it');
         // This worker's cache must not answer the woken node's read with a stale block.
         this.vSwitches.refresh([vSwitchId]);
-        await this.wake(vSwitchId, nodesByVSwitch.get(vSwitchId));
+        woken = await this.wake(vSwitchId, toWake);
       }
+      // Nodes held back by the wake rate bound keep their turn for the next poll.
+      this.memory.saw(vSwitchId, woken ? waiting : waiting.filter((node) => !toWake.includes(node)), free);
     }
   }
 
-  private async wake(vSwitchId: string, known: string[] | undefined): Promise<void> {
+  /** Signals the nodes waiting on the vSwitch (`known`, or found in visibility); false when the rate bound held it. */
+  private async wake(vSwitchId: string, known: string[] | undefined): Promise<boolean> {
     // The id goes into a visibility query: only what a vSwitch id can look like.
-    if (!VSWITCH_ID.test(vSwitchId)) return;
+    if (!VSWITCH_ID.test(vSwitchId)) return false;
     const now = Date.now();
-    if (now - (this.lastWakeMs.get(vSwitchId) ?? Number.NEGATIVE_INFINITY) < this.minWakeIntervalMs) return;
+    if (now - (this.lastWakeMs.get(vSwitchId) ?? Number.NEGATIVE_INFINITY) < this.minWakeIntervalMs) return false;
     this.lastWakeMs.set(vSwitchId, now);
     const ids = (known ?? (await this.nodesWaitingOn(vSwitchId))).slice(0, this.maxWorkflows);
     await signalReconcile({
@@ -173,6 +217,7 @@ export class VSwitchWakeNotifier {
       logger: this.logger,
     });
     if (ids.length > 0) this.logger.info({ vSwitchId, nodes: ids.length }, 'Woke nodes stuck on the vSwitch');
+    return true;
   }
 
   private async nodesWaitingOn(vSwitchId: string): Promise<string[]> {

@@ -68,7 +68,10 @@ export const gcUpdate = defineUpdate<GcResult>('gc');
 
 /** One cloud operation the workflow has in flight. */
 export interface PendingOperation {
+  /** The plan's step (as in `lastPlan`): an allocation or a GC action. */
   kind: 'createEni' | 'assignIps' | 'removeEni' | 'unassignIps' | 'assignPrefixes' | 'unassignPrefixes';
+  /** The ECS action in flight (`AttachNetworkInterface`), the name the operation goes by in the CLI and logs. */
+  action: string;
   eniId?: string;
   startedAtMs: number;
   /** `startedAtMs` as ISO 8601 (in the `state` query). */

@@ -362,24 +362,49 @@ describe('IP prefix activities', () => {
 });
 
 describe('vSwitch activities', () => {
-  it('an exhausted vSwitch fails the create for good and is blocked in the cache', async () => {
-    const fresh = await runActivity(() =>
-      activities.describeVSwitches({ vSwitchIds: [DEMO.vSwitchHSmall, DEMO.vSwitchH] }),
-    );
-    assert.equal(fresh[DEMO.vSwitchHSmall]?.availableIpCount, 4);
-    assert.equal(fresh[DEMO.vSwitchHSmall]?.ipv4Cidr, '10.10.16.0/29');
-    const failure = await failureOf(() =>
-      runActivity(() =>
-        activities.createEni(
-          createInput('token-exhaust', { vSwitchId: DEMO.vSwitchHSmall, ipv4Count: 6, ipv6Count: 0 }),
-        ),
-      ),
-    );
+  it('a create refused for lack of addresses fails for good; the cache then holds what is left, or a block', async () => {
+    const small = DEMO.vSwitchHSmall;
+    const fresh = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small, DEMO.vSwitchH] }));
+    assert.equal(fresh[small]?.availableIpCount, 4);
+    assert.equal(fresh[small]?.ipv4Cidr, '10.10.16.0/29');
+    const createOn = (token: string, ipv4Count: number) =>
+      runActivity(() => activities.createEni(createInput(token, { vSwitchId: small, ipv4Count, ipv6Count: 0 })));
+    const failure = await failureOf(() => createOn('token-exhaust', 6));
     assert.equal(failure.type, 'EcsVSwitchExhausted');
     assert.equal(failure.nonRetryable, true);
-    const blocked = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [DEMO.vSwitchHSmall] }));
-    assert.equal(blocked[DEMO.vSwitchHSmall]?.availableIpCount, 0);
+    // Fewer than asked for, but some: not blocked, so the next plan asks for what is there.
+    const revised = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small] }));
+    assert.deepEqual([revised[small]?.availableIpCount, revised[small]?.blockedForMs], [4, undefined]);
+    const { eni } = await createOn('token-takes-the-rest', 4);
+    try {
+      // The cache counts the 4 taken: no plan asks the vSwitch again (and gets refused) until it gains addresses.
+      const taken = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small] }));
+      assert.equal(taken[small]?.availableIpCount, 0);
+      assert.equal((await failureOf(() => createOn('token-none-left', 1))).type, 'EcsVSwitchExhausted');
+      const blocked = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small] }));
+      assert.equal(blocked[small]?.availableIpCount, 0);
+      assert.ok((blocked[small]?.blockedForMs ?? 0) > 0, 'none left: blocked');
+    } finally {
+      await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+    }
     const unknown = await runActivity(() => activities.describeVSwitches({ vSwitchIds: ['vsw-unknown'] }));
     assert.deepEqual(unknown, {});
+  });
+
+  it('an assign refused for lack of addresses leaves the count of what is left for the next ask', async () => {
+    const small = DEMO.vSwitchHSmall;
+    const { eni } = await runActivity(() =>
+      activities.createEni(createInput('token-assign-host', { vSwitchId: small, ipv4Count: 1, ipv6Count: 0 })),
+    );
+    try {
+      const assign = (clientToken: string, count: number) =>
+        runActivity(() => activities.assignIpv4({ eniId: eni.eniId, vSwitchId: small, count, clientToken }));
+      assert.equal((await failureOf(() => assign('tok-too-many', 5))).type, 'EcsVSwitchExhausted');
+      const left = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small] }));
+      assert.deepEqual([left[small]?.availableIpCount, left[small]?.blockedForMs], [3, undefined]);
+      assert.equal((await assign('tok-what-is-left', 3)).ips.length, 3);
+    } finally {
+      await runActivity(() => activities.deleteEni({ eniId: eni.eniId }));
+    }
   });
 });

@@ -231,7 +231,14 @@ describe('eniflow CLI and the Web UI story', () => {
         ),
         node.text,
       );
-      assert.ok(node.lines.some((line) => /^ {2}\S+Z createEni: EcsInvalidRequest Forbidden\.RAM: /.test(line)));
+      // One name per action, each part once (issue 28): the ECS action, its code, what the cloud said, the RequestId.
+      const errorLine = node.lines.find((line) =>
+        /^ {2}\S+Z CreateNetworkInterface: EcsInvalidRequest Forbidden\.RAM: /.test(line),
+      );
+      assert.ok(errorLine !== undefined, node.text);
+      assert.equal(errorLine.match(/RequestId/g)?.length, 1, errorLine);
+      assert.equal(errorLine.match(/CreateNetworkInterface/g)?.length, 1, errorLine);
+      assert.doesNotMatch(node.text, /createEni|attachEni/);
       assert.match(await currentDetails(scenario.workflow), /Error `Forbidden\.RAM` in CreateNetworkInterface since /);
 
       const status = await cli(scenario, ['status']);

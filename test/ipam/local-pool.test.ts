@@ -219,6 +219,26 @@ describe('assignIpsFromLocalPool', () => {
     assert.equal(result.enis['eni-2']?.ipv4?.['10.0.1.5']?.podID, 'ns/b');
   });
 
+  it('restores to Valid a Deleting IP the CR already binds to a live pod (a CR Terway wrote), not on a Deleting ENI', () => {
+    // Terway's take-over binds a pod to its status IP whatever the IP's status, so its CR can hold a live pod's
+    // address marked Deleting (which Terway's GC would then unassign under the pod).
+    const result = assignIpsFromLocalPool({
+      enis: enisOf(
+        anEni('eni-1', {
+          ipv4: [anIp('10.0.0.5', { status: 'Deleting', pod: 'ns/a' }), anIp('10.0.0.6', { status: 'Deleting' })],
+        }),
+        anEni('eni-2', { status: 'Deleting', ipv4: [anIp('10.0.1.5', { status: 'Deleting', pod: 'ns/b' })] }),
+      ),
+      requests: [aRequest('ns/a', { statusIpv4: '10.0.0.5' }), aRequest('ns/b')],
+      primaryFamily: 'ipv4',
+    });
+    assert.equal(result.enis['eni-1']?.ipv4?.['10.0.0.5']?.status, 'Valid');
+    assert.equal(result.enis['eni-1']?.ipv4?.['10.0.0.5']?.podID, 'ns/a');
+    assert.equal(result.enis['eni-1']?.ipv4?.['10.0.0.6']?.status, 'Deleting', 'an idle one stays marked');
+    assert.equal(result.enis['eni-2']?.ipv4?.['10.0.1.5']?.status, 'Deleting');
+    assert.deepEqual(result.newlyBound, [], 'kept, not newly bound');
+  });
+
   it('gives the same answer whatever order the ENIs and pods arrive in', () => {
     const a = anEni('eni-a', { ipv4: [anIp('10.0.0.1'), anIp('10.0.0.2')] });
     const b = anEni('eni-b', { ipv4: [anIp('10.0.1.1'), anIp('10.0.1.2')] });

@@ -77,7 +77,9 @@ describe('create saga', () => {
       const state = await waitForState(workflow, 'both pods bound', (view) => view.pods.withIp === 2);
       assert.equal(state.ipamState, 'Ready');
       assert.ok(
-        state.lastErrors.some((error) => error.operation === 'attachEni' && error.type === 'EcsInvalidRequest'),
+        state.lastErrors.some(
+          (error) => error.operation === 'AttachNetworkInterface' && error.type === 'EcsInvalidRequest',
+        ),
         JSON.stringify(state.lastErrors),
       );
     });

@@ -97,7 +97,19 @@ describe('node IPAM workflow durability', () => {
         );
         const state = await scenario.state();
         assert.equal(state.ipamState, 'InsufficientIP');
-        assert.ok(state.lastErrors.some((e) => e.type === 'EcsVSwitchExhausted' && e.requestId !== undefined));
+        // The worker counted the 4 addresses the create took: no ask was sent to the vSwitch it knew to be empty.
+        const stuck = await pollUntil(
+          async () => {
+            const now = await scenario.state();
+            return now.stuckWait;
+          },
+          { description: 'the node waiting on the vSwitch', timeoutMs: 30_000 },
+        );
+        assert.deepEqual(stuck.wakeOnVSwitches, [DEMO.vSwitchHSmall]);
+        const refusedAssigns = (
+          await scenario.emulator.emulator.admin.calls({ action: 'AssignPrivateIpAddresses' })
+        ).filter((c) => c.code !== 'Success');
+        assert.equal(refusedAssigns.length, 0);
         const bound = bindingsOf(await scenario.readCr());
         const waiting = pods.filter((pod) => !bound.has(`${scenario.namespace}/${pod}`));
         assert.equal(waiting.length, 2);

@@ -60,6 +60,32 @@ export class VSwitchCache {
     this.blocks.set(vSwitchId, { blockedAtMs: this.wallClockMs(), untilMs: this.nowMs() + this.ttlMs });
   }
 
+  /**
+   * After an `IpNotEnough` answer to an ask of `requested` IPv4 addresses, with what a describe then `found`: a
+   * vSwitch that still has some, fewer than were asked for, is cached with that count (no block), so the next plan
+   * asks for what is there; one with none left, or one whose count the refusal contradicts, is blocked. A planner that
+   * sizes its asks by the cached count cannot loop here: each refused ask is smaller than the one before.
+   */
+  refused(vSwitchId: string, requested: number, found: VSwitchInfo | undefined): 'revised' | 'blocked' {
+    if (found !== undefined && found.availableIpCount > 0 && found.availableIpCount < requested) {
+      this.blocks.delete(vSwitchId);
+      this.put(found);
+      return 'revised';
+    }
+    this.block(vSwitchId, found);
+    return 'blocked';
+  }
+
+  /**
+   * A call took `count` addresses of the vSwitch: the cached free count drops by as many, as the cloud's does, so the
+   * next plan does not ask for addresses that are gone (and get refused for them). Blocked or unknown: nothing to do.
+   */
+  took(vSwitchId: string, count: number): void {
+    const cached = this.entries.get(vSwitchId);
+    if (cached === undefined || this.blocks.has(vSwitchId) || count <= 0) return;
+    cached.info = { ...cached.info, availableIpCount: Math.max(0, cached.info.availableIpCount - count) };
+  }
+
   /** Lifts a block (a call on the vSwitch got addresses): the next lookup asks the cloud. Returns whether one was. */
   unblock(vSwitchId: string): boolean {
     if (!this.blocks.delete(vSwitchId)) return false;

@@ -138,7 +138,7 @@ export class CreateSaga {
     const sentMs = Date.now();
     try {
       const created = await this.tracker.track(
-        { kind: 'createEni', detail: `${request.eniKind} in ${request.vSwitchId}` },
+        { kind: 'createEni', action: 'CreateNetworkInterface', detail: `${request.eniKind} in ${request.vSwitchId}` },
         () => create.createEni(request),
       );
       report.succeededCalls += 1;
@@ -170,8 +170,9 @@ export class CreateSaga {
   private async listByIntent(intent: PendingCreate, report: StepReport): Promise<CloudEni[] | undefined> {
     const token = intent.request.clientToken;
     try {
-      const found = await this.tracker.track({ kind: 'createEni', detail: `find intent ${token}` }, () =>
-        ecsRead.findEnisByIntent({ clientTokens: [token] }),
+      const found = await this.tracker.track(
+        { kind: 'createEni', action: 'DescribeNetworkInterfaces', detail: `find intent ${token}` },
+        () => ecsRead.findEnisByIntent({ clientTokens: [token] }),
       );
       report.succeededCalls += 1;
       return found[token] ?? [];
@@ -239,7 +240,8 @@ export class CreateSaga {
       if (attaching) reportAttach({ nodeName: this.nodeName, cloud, startedMs: attachStartedMs, result });
     };
     try {
-      await this.tracker.track({ kind: 'createEni', eniId, detail: 'attach' }, async () => {
+      const action = attaching ? 'AttachNetworkInterface' : 'DescribeNetworkInterfaces';
+      await this.tracker.track({ kind: 'createEni', action, eniId, detail: 'until InUse' }, async () => {
         if (attaching) await attach.attachEni({ eniId, instanceId: this.instanceId });
         await wait.waitEniStatus({ eniId, status: 'InUse' });
       });
@@ -268,7 +270,8 @@ export class CreateSaga {
     }
     const compensation = await CancellationScope.nonCancellable(async () => {
       try {
-        await this.tracker.track({ kind: 'removeEni', eniId, detail: 'compensate failed attach' }, async () => {
+        const detail = 'compensate failed attach, then delete';
+        await this.tracker.track({ kind: 'removeEni', action: 'DetachNetworkInterface', eniId, detail }, async () => {
           await release.detachEni({ eniId, instanceId: this.instanceId });
           await wait.waitEniStatus({ eniId, status: 'Available', goneIsDone: true });
           await release.deleteEni({ eniId });

@@ -16,7 +16,7 @@ import type { GcResult } from '../messages.js';
 import { ecsRead, ipOps, release, wait } from './activities.js';
 import { CreateSaga } from './create-saga.js';
 import type { OperationTracker } from './operation-tracker.js';
-import { emptyReport, stepFailure } from './step-failure.js';
+import { describeFailedStep, emptyReport, stepFailure } from './step-failure.js';
 import type { StepReport } from './step-failure.js';
 
 export type ReadyNodeSpec = NodeSpec & Required<Pick<NodeSpec, 'eni' | 'pool'>>;
@@ -96,7 +96,7 @@ export class EniOperator {
       if (count === 0) continue;
       try {
         const assigned = await this.tracker.track(
-          { kind: 'assignIps', eniId: allocation.eniId, detail: `${count} ${family}` },
+          { kind: 'assignIps', action: assignAction(family), eniId: allocation.eniId, detail: `${count} ${family}` },
           () =>
             (family === 'ipv4' ? ipOps.assignIpv4 : ipOps.assignIpv6)({
               eniId: allocation.eniId,
@@ -131,7 +131,12 @@ export class EniOperator {
       for (const count of prefixCallBatches(total)) {
         try {
           const assigned = await this.tracker.track(
-            { kind: 'assignPrefixes', eniId: allocation.eniId, detail: `${count} ${family} prefixes` },
+            {
+              kind: 'assignPrefixes',
+              action: assignAction(family),
+              eniId: allocation.eniId,
+              detail: `${count} ${family} prefixes`,
+            },
             () =>
               (family === 'ipv4' ? ipOps.assignIpv4Prefixes : ipOps.assignIpv6Prefixes)({
                 eniId: allocation.eniId,
@@ -175,7 +180,7 @@ export class EniOperator {
       const report = reports[i];
       const failed = report?.failed[0];
       if (failed !== undefined) {
-        result.failed.push({ action, error: failed.failure.message });
+        result.failed.push({ action, error: describeFailedStep(failed) });
         return;
       }
       for (const outcome of report?.outcomes ?? []) {
@@ -198,7 +203,12 @@ export class EniOperator {
     try {
       if (action.kind === 'unassignIps') {
         await this.tracker.track(
-          { kind: 'unassignIps', eniId: action.eniId, detail: `${action.ips.length} ${action.family}` },
+          {
+            kind: 'unassignIps',
+            action: unassignAction(action.family),
+            eniId: action.eniId,
+            detail: `${action.ips.length} ${action.family}`,
+          },
           () =>
             (action.family === 'ipv4' ? ipOps.unassignIpv4 : ipOps.unassignIpv6)({
               eniId: action.eniId,
@@ -210,7 +220,7 @@ export class EniOperator {
         return report;
       }
       const removed = await this.tracker.track(
-        { kind: 'removeEni', eniId: action.eniId, detail: 'detach and delete' },
+        { kind: 'removeEni', action: 'DetachNetworkInterface', eniId: action.eniId, detail: 'then delete' },
         () => this.removeEni(action.eniId),
       );
       report.succeededCalls += 1;
@@ -248,6 +258,7 @@ export class EniOperator {
       await this.tracker.track(
         {
           kind: 'unassignPrefixes',
+          action: unassignAction(action.family),
           eniId: action.eniId,
           detail: `${action.prefixes.length} ${action.family} prefixes`,
         },
@@ -305,7 +316,17 @@ function withAssignFailure(
     error:
       failure.type === 'EcsVSwitchExhausted'
         ? { kind: 'ipNotEnough', vSwitchId: input.vSwitchId ?? '' }
-        : { kind: 'operation', message: failure.message },
+        : { kind: 'operation', message: describeFailedStep({ operation: input.operation, failure }) },
   });
   return report;
+}
+
+/** The ECS action that assigns addresses or prefixes of a family. */
+function assignAction(family: IpFamily): string {
+  return family === 'ipv4' ? 'AssignPrivateIpAddresses' : 'AssignIpv6Addresses';
+}
+
+/** The ECS action that unassigns addresses or prefixes of a family. */
+function unassignAction(family: IpFamily): string {
+  return family === 'ipv4' ? 'UnassignPrivateIpAddresses' : 'UnassignIpv6Addresses';
 }

@@ -29,7 +29,7 @@ import { kubeNotice } from './activities.js';
 import type { CarriedState } from './carried-state.js';
 import { EventWriter } from './event-writer.js';
 import type { EventInput } from './event-writer.js';
-import { stepFailure } from './step-failure.js';
+import { describeFailedStep, stepFailure } from './step-failure.js';
 import type { FailedStep } from './step-failure.js';
 
 const CONFIG_CONDITION_TYPE = 'IPAMConfigValid';
@@ -330,9 +330,7 @@ export class NodeNotices {
   async allocationFailed(input: { failures: readonly FailedStep[]; ledger: FailureLedger }): Promise<void> {
     if (input.failures.length === 0) return;
     const notice = operationFailureNotice({ failing: input.ledger, workflowId: workflowInfo().workflowId }) ?? {
-      message: input.failures
-        .map((step) => `${step.operation}${step.eniId === undefined ? '' : ` ${step.eniId}`}: ${step.failure.message}`)
-        .join('; '),
+      message: input.failures.map(describeFailedStep).join('; '),
       series: 'capacity',
     };
     await this.event({ type: 'Warning', reason: 'AllocIPFailed', ...notice });

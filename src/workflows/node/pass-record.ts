@@ -3,7 +3,7 @@ import { log } from '@temporalio/workflow';
 import { noteFailure, settleFailures } from '../../ipam/index.js';
 import type { CarriedState } from './carried-state.js';
 import type { StepReport } from './step-failure.js';
-import { ledgerFailureOf } from './step-failure.js';
+import { actionOf, ledgerFailureOf } from './step-failure.js';
 import type { FailedStep } from './step-failure.js';
 
 const MAX_RECORDED_ERRORS = 20;
@@ -38,7 +38,7 @@ export class PassRecord {
       ...this.state.lastErrors,
       {
         atMs: now,
-        operation: step.operation,
+        operation: actionOf(step),
         type: failure.type,
         message: failure.message,
         ...(failure.code === undefined ? {} : { code: failure.code }),
@@ -82,7 +82,7 @@ export class PassRecord {
       failureStreak: this.state.failureStreak,
       ipamState: input.ipamState,
       errors: this.errors.map(({ operation, eniId, failure }) => ({
-        operation,
+        operation: actionOf({ operation, failure }),
         type: failure.type,
         message: failure.message,
         ...(failure.code === undefined ? {} : { code: failure.code }),

@@ -14,6 +14,11 @@ export interface StepFailure {
   attempts?: number;
 }
 
+/**
+ * A failed activity as the workflow decides on it. A classified cloud failure keeps its parts apart: `call` (the ECS
+ * action), `code`, `requestId`, and as `message` what the cloud said, since the activity's own message
+ * (`AttachNetworkInterface: ServiceUnavailable (RequestId …)`) repeats the other parts and would print them twice.
+ */
 export function stepFailure(error: unknown): StepFailure {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
@@ -22,8 +27,11 @@ export function stepFailure(error: unknown): StepFailure {
       requestId?: unknown;
       operation?: unknown;
       attempt?: unknown;
+      message?: unknown;
     };
-    const failure: StepFailure = { type: cause.type ?? 'Unknown', message: cause.message };
+    const cloudSaid = typeof details.operation === 'string' && typeof details.message === 'string';
+    const message = cloudSaid && details.message !== '' ? String(details.message) : cause.message;
+    const failure: StepFailure = { type: cause.type ?? 'Unknown', message };
     if (typeof details.code === 'string') failure.code = details.code;
     if (typeof details.requestId === 'string') failure.requestId = details.requestId;
     if (typeof details.operation === 'string') failure.call = details.operation;
@@ -40,11 +48,43 @@ export interface FailedStep {
   failure: StepFailure;
 }
 
+/** The ECS action of each step that makes one call (its failure may not say, e.g. after a timeout). */
+const STEP_ACTIONS: Readonly<Record<string, string>> = {
+  createEni: 'CreateNetworkInterface',
+  attachEni: 'AttachNetworkInterface',
+  detachEni: 'DetachNetworkInterface',
+  deleteEni: 'DeleteNetworkInterface',
+  assignIpv4: 'AssignPrivateIpAddresses',
+  assignIpv6: 'AssignIpv6Addresses',
+  assignIpv4Prefixes: 'AssignPrivateIpAddresses',
+  assignIpv6Prefixes: 'AssignIpv6Addresses',
+  findEnisByIntent: 'DescribeNetworkInterfaces',
+  describeEnisById: 'DescribeNetworkInterfaces',
+  listNodeEnis: 'DescribeNetworkInterfaces',
+};
+
+/**
+ * The one name a failed step goes by wherever it is shown (the `state` query, the CLI, logs, Events): the ECS action
+ * that failed, else the action of a one-call step, else the step (a Kubernetes write, a step of several calls).
+ */
+export function actionOf(step: Pick<FailedStep, 'operation' | 'failure'>): string {
+  return step.failure.call ?? STEP_ACTIONS[step.operation] ?? step.operation;
+}
+
+/** A failed step in one line, each part once: `AttachNetworkInterface eni-1: ServiceUnavailable: … (RequestId …)`. */
+export function describeFailedStep(step: FailedStep): string {
+  const { failure } = step;
+  const eni = step.eniId === undefined ? '' : ` ${step.eniId}`;
+  const code = failure.code === undefined ? '' : `${failure.code}: `;
+  const request = failure.requestId === undefined ? '' : ` (RequestId ${failure.requestId})`;
+  return `${actionOf(step)}${eni}: ${code}${failure.message}${request}`;
+}
+
 /** The ledger's view of a failed step: keyed by the cloud call when known, else by the step. */
 export function ledgerFailureOf(step: FailedStep): LedgerFailure {
   const { failure } = step;
   return {
-    operation: failure.call ?? step.operation,
+    operation: actionOf(step),
     code: failure.code ?? failure.type,
     type: failure.type,
     attempts: failure.attempts ?? 1,

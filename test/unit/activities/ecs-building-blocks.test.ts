@@ -238,6 +238,43 @@ describe('VSwitchCache', () => {
     assert.deepEqual(unblocked, ['vsw-b'], 'only a lifted block is told (stuck nodes on it are woken)');
   });
 
+  it('after a refusal keeps what the vSwitch still has when it is fewer than asked for, and blocks it otherwise', async () => {
+    const cache = new VSwitchCache({ ttlMs: 1000, nowMs: () => 0 });
+    const cloud = (availableIpCount: number) => () => Promise.resolve({ ...info, availableIpCount });
+    await cache.get('vsw-a', cloud(10));
+    // 10 asked, the cloud now says 8: the next ask takes the 8, no block.
+    assert.equal(cache.refused('vsw-a', 10, { ...info, availableIpCount: 8 }), 'revised');
+    assert.deepEqual(await cache.get('vsw-a', cloud(99)), { ...info, availableIpCount: 8 });
+    assert.deepEqual(cache.blocked(), []);
+    // 8 asked, the cloud says 8 (or more): the count is what the refusal contradicts, so the vSwitch is blocked.
+    assert.equal(cache.refused('vsw-a', 8, { ...info, availableIpCount: 8 }), 'blocked');
+    assert.equal((await cache.get('vsw-a', cloud(99)))?.availableIpCount, 0);
+    // None left, or no answer: blocked; a revision lifts an earlier block.
+    assert.equal(cache.refused('vsw-b', 3, { ...info, vSwitchId: 'vsw-b', availableIpCount: 0 }), 'blocked');
+    assert.equal(cache.refused('vsw-c', 3, undefined), 'blocked');
+    assert.equal(cache.refused('vsw-b', 3, { ...info, vSwitchId: 'vsw-b', availableIpCount: 2 }), 'revised');
+    assert.deepEqual(
+      cache.blocked().map((block) => block.vSwitchId),
+      ['vsw-a', 'vsw-c'],
+    );
+  });
+
+  it('counts addresses taken off the cached free count, never below 0, and leaves blocks alone', async () => {
+    const cache = new VSwitchCache({ ttlMs: 1000, nowMs: () => 0 });
+    const fetch = () => Promise.resolve({ ...info });
+    await cache.get('vsw-a', fetch);
+    cache.took('vsw-a', 8);
+    assert.equal((await cache.get('vsw-a', fetch))?.availableIpCount, 2);
+    cache.took('vsw-a', 5);
+    assert.equal((await cache.get('vsw-a', fetch))?.availableIpCount, 0);
+    cache.took('vsw-unknown', 1);
+    assert.equal((await cache.get('vsw-unknown', () => Promise.resolve(undefined)))?.availableIpCount, undefined);
+    await cache.get('vsw-b', () => Promise.resolve({ ...info, vSwitchId: 'vsw-b' }));
+    cache.block('vsw-b');
+    cache.took('vsw-b', 1);
+    assert.equal(cache.blocked().length, 1);
+  });
+
   it('keeps at most maxEntries vSwitches, dropping the oldest', async () => {
     let fetches = 0;
     const cache = new VSwitchCache({ maxEntries: 2 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { takeTurn } from '../../../src/worker/vswitch-wake.js';
+import { takeTurn, WaitMemory } from '../../../src/worker/vswitch-wake.js';
 
 describe('takeTurn (the vSwitch wake describes at most a few vSwitches per poll, each in its turn)', () => {
   const ids = ['a', 'b', 'c', 'd', 'e'];
@@ -16,4 +16,48 @@ describe('takeTurn (the vSwitch wake describes at most a few vSwitches per poll,
       assert.deepEqual(takeTurn(ids, entry.cursor, entry.max), { items: entry.items, next: entry.next });
     });
   }
+});
+
+describe('WaitMemory (which stuck nodes a vSwitch poll wakes)', () => {
+  const waiting = (entries: Record<string, string[]>) => new Map(Object.entries(entries));
+
+  it('wakes a node that got stuck on a vSwitch whose free count the poll had already seen', () => {
+    const memory = new WaitMemory();
+    // Poll 1: node-a waits on vsw-a, which has 8 free addresses: woken (its first look), and its pass takes them.
+    memory.named(waiting({ 'vsw-a': ['node-a'] }));
+    assert.deepEqual(memory.toWake('vsw-a', ['node-a'], 8), ['node-a']);
+    memory.saw('vsw-a', ['node-a'], 8);
+    // Poll 2: node-b now waits on vsw-a too (its worker's cache said exhausted), with the same 8 free: node-b is woken,
+    // node-a (already woken for 8) is not.
+    memory.named(waiting({ 'vsw-a': ['node-a', 'node-b'] }));
+    assert.deepEqual(memory.toWake('vsw-a', ['node-a', 'node-b'], 8), ['node-b']);
+  });
+
+  it('does not wake again for a count that calls refused, but does once the count drops and grows again', () => {
+    const memory = new WaitMemory();
+    const poll = (free: number): string[] => {
+      memory.named(waiting({ 'vsw-a': ['node-a'] }));
+      const woken = memory.toWake('vsw-a', ['node-a'], free);
+      memory.saw('vsw-a', ['node-a'], free);
+      return woken;
+    };
+    assert.deepEqual(poll(8), ['node-a'], 'first look with addresses');
+    assert.deepEqual(poll(8), [], 'the same 8 (refused by the cloud): no wake storm');
+    assert.deepEqual(poll(0), [], 'none free: nothing to take');
+    assert.deepEqual(poll(3), ['node-a'], 'some free again');
+    assert.deepEqual(poll(5), ['node-a'], 'more free');
+  });
+
+  it('does not wake on an exhausted vSwitch, and forgets a node no longer named after a few polls', () => {
+    const memory = new WaitMemory();
+    memory.named(waiting({ 'vsw-a': ['node-a'] }));
+    assert.deepEqual(memory.toWake('vsw-a', ['node-a'], 0), []);
+    memory.saw('vsw-a', ['node-a'], 4);
+    // node-a stops waiting for a few polls: still remembered (a node that flaps is not a first look every time).
+    for (let i = 0; i < 4; i += 1) memory.named(waiting({}));
+    assert.deepEqual(memory.toWake('vsw-a', ['node-a'], 4), []);
+    // ... then forgotten: a later wait on the vSwitch is a first look again.
+    memory.named(waiting({}));
+    assert.deepEqual(memory.toWake('vsw-a', ['node-a'], 4), ['node-a']);
+  });
 });

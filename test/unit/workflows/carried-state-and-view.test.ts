@@ -168,7 +168,9 @@ describe('the node view', () => {
       nodeName: 'n1',
       summary: { ...initialPassSummary(), ipamState: 'Error', lastPassEndMs: T0 + 5_000 },
       state,
-      pendingOperations: [{ kind: 'createEni', startedAtMs: T0, detail: 'secondary in vsw-a' }],
+      pendingOperations: [
+        { kind: 'createEni', action: 'CreateNetworkInterface', startedAtMs: T0, detail: 'secondary in vsw-a' },
+      ],
       nextPass: { atMs: T0 + 7_000, reason: 'failureBackoff' },
       ignoredSignals: [{ name: 'gcc', at: 'x' }],
     });
