@@ -2,6 +2,8 @@ import type { NodeConditionSnapshot } from './conditions.js';
 import { PENDING_REASONS } from './pending-reasons.js';
 import type { PendingReason } from './pending-reasons.js';
 import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
+import { CONDITION_REASONS } from './event-reasons.js';
+import type { EniOperationsReason } from './event-reasons.js';
 
 /**
  * One cause of failure that keeps coming back: a cloud call (`AttachNetworkInterface`) answered with one code
@@ -75,28 +77,36 @@ export function describeFailure(failure: FailingOperation): string {
 }
 
 /**
- * What a waiting pod's event says: the failing call when one is the cause (whatever the plan hoped for), else the
- * plan's reason, and always the node's workflow, where the whole story is. The event's series key changes only
- * when the cause does, so one cause is one event whose count grows.
+ * Why a pod waits, in words and as a series key: the failing call when one is the cause (whatever the plan hoped
+ * for), else the plan's reason. The series changes only when the cause does, so one cause is one Event whose count
+ * grows.
+ */
+export function pendingCause(input: { reason: PendingReason; failing: FailingOperations }): {
+  cause: string;
+  series: string;
+} {
+  const failure = mainFailure(input.failing);
+  if (failure === undefined || input.reason === 'nodeNotReady' || input.reason === 'foreignIp') {
+    return { cause: PENDING_REASONS[input.reason], series: input.reason };
+  }
+  const series = `${input.reason}:${failureKey(failure)}`;
+  if (CAPACITY_FAILURE_TYPES.includes(failure.type)) {
+    return { cause: `${PENDING_REASONS[input.reason]}; ${describeFailure(failure)}`, series };
+  }
+  const retry = TRANSIENT_FAILURE_TYPES.includes(failure.type) ? 'retried automatically' : 'retried on the next passes';
+  return { cause: `${describeFailure(failure)}; ${retry}`, series };
+}
+
+/**
+ * What a waiting pod's event says: its {@link pendingCause}, and always the node's workflow, where the whole story
+ * is.
  */
 export function pendingPodNotice(input: { reason: PendingReason; failing: FailingOperations; workflowId: string }): {
   message: string;
   series: string;
 } {
-  const failure = mainFailure(input.failing);
-  const workflow = `workflow ${input.workflowId}`;
-  if (failure === undefined || input.reason === 'nodeNotReady' || input.reason === 'foreignIp') {
-    return { message: `no IP yet: ${PENDING_REASONS[input.reason]} (${workflow})`, series: input.reason };
-  }
-  const series = `${input.reason}:${failureKey(failure)}`;
-  if (CAPACITY_FAILURE_TYPES.includes(failure.type)) {
-    return {
-      message: `no IP yet: ${PENDING_REASONS[input.reason]}; ${describeFailure(failure)} (${workflow})`,
-      series,
-    };
-  }
-  const retry = TRANSIENT_FAILURE_TYPES.includes(failure.type) ? 'retried automatically' : 'retried on the next passes';
-  return { message: `no IP yet: ${describeFailure(failure)}; ${retry} (${workflow})`, series };
+  const { cause, series } = pendingCause(input);
+  return { message: `no IP yet: ${cause} (workflow ${input.workflowId})`, series };
 }
 
 /** The node-level Warning about calls that fail, one series per set of causes. */
@@ -120,7 +130,7 @@ export const ENI_OPERATIONS_CONDITION_TYPE = 'ENIOperationsFailing';
 export interface EniOperationsCondition {
   type: typeof ENI_OPERATIONS_CONDITION_TYPE;
   status: 'True' | 'False';
-  reason: 'CloudCallsFailing' | 'CloudCallsSucceed';
+  reason: EniOperationsReason;
   message: string;
   lastHeartbeatTime: string;
   lastTransitionTime: string;
@@ -153,7 +163,7 @@ export function eniOperationsCondition(input: {
   return {
     type: ENI_OPERATIONS_CONDITION_TYPE,
     status,
-    reason: notice === undefined ? 'CloudCallsSucceed' : 'CloudCallsFailing',
+    reason: (notice === undefined ? CONDITION_REASONS.CloudCallsSucceed : CONDITION_REASONS.CloudCallsFailing).reason,
     message: notice?.message ?? 'no ENI or IP operation is failing',
     lastHeartbeatTime: now,
     lastTransitionTime: same && existing.lastTransitionTime !== undefined ? existing.lastTransitionTime : now,
