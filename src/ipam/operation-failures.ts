@@ -109,14 +109,19 @@ export function pendingPodNotice(input: { reason: PendingReason; failing: Failin
   return { message: `no IP yet: ${cause} (workflow ${input.workflowId})`, series };
 }
 
+/** The cloud calls that fail (capacity answers are `SufficientIP`'s business), in key order. */
+function failingCalls(failing: FailingOperations): FailingOperation[] {
+  return Object.values(failing).filter(
+    (failure) => isCloudFailureType(failure.type) && !CAPACITY_FAILURE_TYPES.includes(failure.type),
+  );
+}
+
 /** The node-level Warning about calls that fail, one series per set of causes. */
 export function operationFailureNotice(input: {
   failing: FailingOperations;
   workflowId: string;
 }): { message: string; series: string } | undefined {
-  const calls = Object.values(input.failing).filter(
-    (failure) => isCloudFailureType(failure.type) && !CAPACITY_FAILURE_TYPES.includes(failure.type),
-  );
+  const calls = failingCalls(input.failing);
   if (calls.length === 0) return undefined;
   return {
     message: `${calls.map(describeFailure).join('; ')} (workflow ${input.workflowId})`,
@@ -136,15 +141,35 @@ export interface EniOperationsCondition {
   lastTransitionTime: string;
 }
 
-/** The condition is rewritten at most this often while its status is unchanged. */
+/** The condition is rewritten at most this often while its status is unchanged and its message still holds. */
 const HEARTBEAT_MS = 5 * 60_000;
+
+/** A shown attempt count is stale once the ledger counts this many times as many: a rewrite per doubling. */
+const ATTEMPTS_GROWTH_FACTOR = 2;
+
+/**
+ * Whether a `True` condition's message no longer tells the ledger's story: a cause it does not name (or names no
+ * more), another "since" (the failures stopped and started again), or attempts that have grown
+ * {@link ATTEMPTS_GROWTH_FACTOR}-fold since it was written. Read back from the message itself (see
+ * {@link describeFailure}), so it holds across restarts with nothing carried.
+ */
+function conditionMisleads(message: string, calls: readonly FailingOperation[]): boolean {
+  const shown = [...message.matchAll(/(\S+) failed with (\S+): (\d+) attempts? since ([0-9TZ:.+-]+)/g)];
+  if (shown.length !== calls.length) return true;
+  return calls.some((call) => {
+    const match = shown.find(([, operation, code]) => operation === call.operation && code === call.code);
+    if (match === undefined) return true;
+    const [, , , attempts = '0', since] = match;
+    return since !== formatRfc3339(call.sinceMs) || call.attempts >= Number(attempts) * ATTEMPTS_GROWTH_FACTOR;
+  });
+}
 
 /**
  * The core Node's `ENIOperationsFailing` condition after a pass that reached the cloud: `True` while cloud calls
  * fail (capacity answers excluded: those set `SufficientIP` to `False`), `False` once they succeed again. A node
- * that never had it set gets none (nothing to say); `undefined` means there is nothing to patch. The message of a
- * `True` condition changes on every failure; it is rewritten only with the heartbeat, so the Node is not patched on
- * every pass.
+ * that never had it set gets none (nothing to say); `undefined` means there is nothing to patch. While calls keep
+ * failing the message is rewritten only when it would mislead (another cause or "since", attempts grown twofold:
+ * a handful of patches in an hour's outage) or with the heartbeat, so the Node is not patched on every pass.
  */
 export function eniOperationsCondition(input: {
   failing: FailingOperations;
@@ -158,7 +183,9 @@ export function eniOperationsCondition(input: {
   if (status === 'False' && existing?.status !== 'True') return undefined;
   const heartbeat = existing?.lastHeartbeatTime === undefined ? undefined : parseRfc3339(existing.lastHeartbeatTime);
   const same = existing?.status === status;
-  if (same && heartbeat !== undefined && input.nowMs - heartbeat < HEARTBEAT_MS) return undefined;
+  const fresh = heartbeat !== undefined && input.nowMs - heartbeat < HEARTBEAT_MS;
+  const holds = status === 'False' || !conditionMisleads(existing?.message ?? '', failingCalls(input.failing));
+  if (same && fresh && holds) return undefined;
   const now = formatRfc3339(input.nowMs);
   return {
     type: ENI_OPERATIONS_CONDITION_TYPE,

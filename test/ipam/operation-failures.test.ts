@@ -136,6 +136,36 @@ describe('eniOperationsCondition', () => {
     assert.equal(off?.lastTransitionTime, formatRfc3339(NOW + 70_000));
   });
 
+  it('follows the ledger: rewritten when attempts double, the cause or its "since" changes, else only on heartbeat', () => {
+    const at = (attempts: number, sinceMs = NOW) => ({
+      'AttachNetworkInterface/ServiceUnavailable': { ...attach, attempts, sinceMs, lastMs: NOW, message: 'm' },
+    });
+    const shown = eniOperationsCondition({ failing: at(5), existing: undefined, workflowId: 'w', nowMs: NOW });
+    assert.match(shown?.message ?? '', /: 5 attempts since /);
+    const later = (failing: FailingOperations, existing = shown) =>
+      eniOperationsCondition({ failing, existing, workflowId: 'w', nowMs: NOW + 60_000 });
+    assert.equal(later(at(9)), undefined, 'fewer than twice the attempts shown: not worth a Node patch');
+    const doubled = later(at(10));
+    assert.match(doubled?.message ?? '', /: 10 attempts since /);
+    assert.equal(doubled?.lastTransitionTime, shown?.lastTransitionTime, 'still True since the first failure');
+    assert.match(later(at(80))?.message ?? '', /: 80 attempts since /);
+    assert.match(later(at(5, NOW + 30_000))?.message ?? '', new RegExp(`since ${formatRfc3339(NOW + 30_000)}`));
+    const describe = {
+      ...attach,
+      operation: 'DescribeNetworkInterfaces',
+      code: 'InternalError',
+      attempts: 1,
+      sinceMs: NOW,
+      lastMs: NOW,
+      message: 'm',
+    };
+    const both = (attempts: number) => ({ ...at(attempts), 'DescribeNetworkInterfaces/InternalError': describe });
+    const another = later(both(5));
+    assert.match(another?.message ?? '', /DescribeNetworkInterfaces failed with InternalError: 1 attempt since/);
+    assert.equal(later(both(7), another), undefined, 'two causes shown: read back as two, nothing changed enough');
+    assert.notEqual(later(at(5), another), undefined, 'a cause gone from the ledger is rewritten away');
+  });
+
   it('writes nothing on a healthy node that never failed, and ignores capacity answers', () => {
     assert.equal(eniOperationsCondition({ failing: {}, existing: undefined, workflowId: 'w', nowMs: NOW }), undefined);
     const capacityOnly = failing({ failure: exhausted, attempts: 1, atMs: NOW });
