@@ -11,6 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   applyJsonDelta,
   ENIFLOW_CLUSTER_TAG_KEY,
+  jsonDelta,
   ENIFLOW_CREATOR_TAG,
   ENIFLOW_NODE_TAG,
   NODE_CR_API_VERSION,
@@ -34,6 +35,7 @@ import type { EcsFailureType } from '../../../src/activities/ecs/ecs-errors.js';
 import type { EcsOperation } from '../../../src/activities/ecs/ecs-operations.js';
 import { crSnapshotOf, nodeViewDigest, nodeViewOf } from '../../../src/activities/kube-activities.js';
 import type { RawObject } from '../../../src/activities/kube-activities.js';
+import { NodeViewBases } from '../../../src/activities/kube/node-view.js';
 
 export type ActivityName = keyof Activities;
 export type InputOf<K extends ActivityName> = Parameters<Activities[K]>[0];
@@ -227,6 +229,7 @@ export class StubNode {
   private doneCounter = 0;
   /** Next host number per ENI, so an ENI's addresses depend only on how many it was given, never on timing. */
   private readonly nextHost = new Map<string, number>();
+  private readonly viewBases = new NodeViewBases();
   private readonly subnetOf = new Map<string, number>();
 
   constructor(input: { nodeName: string; spec: NodeSpec; pods?: readonly string[]; enis?: readonly SeedEni[] }) {
@@ -398,8 +401,15 @@ export class StubNode {
       throw ApplicationFailure.nonRetryable(`${name} is not expected in these tests`, 'StubNotImplemented');
     };
     return {
+      // As the real activity: the changes since the base the workflow holds, when this stub still has it.
       readNodeView: (input) =>
-        this.run('readNodeView', input, () => ({ digest: this.view().digest, full: this.view().full })),
+        this.run('readNodeView', input, () => {
+          const { digest, full } = this.view();
+          const base = input.base === undefined ? undefined : this.viewBases.get(this.nodeName, input.base);
+          this.viewBases.remember(this.nodeName, digest, full);
+          if (input.base === undefined || base === undefined) return { digest, full };
+          return { digest, base: input.base, changes: jsonDelta(base, full) };
+        }),
       readNodeSnapshot: (input) => this.run('readNodeSnapshot', input, () => this.view().snapshot),
       writeNodeStatusChanges: (input) =>
         this.run('writeNodeStatusChanges', input, () => {
