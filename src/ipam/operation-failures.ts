@@ -129,6 +129,24 @@ export function operationFailureNotice(input: {
   };
 }
 
+/**
+ * The `Recovered` Event of the pass that ended a run of failing calls: what that pass served and what still waits,
+ * so the newest Events do not read as pods still waiting once they are served.
+ */
+export function recoveredNotice(input: {
+  pods: { total: number; withIp: number; pending: number; served: number };
+  workflowId: string;
+}): { message: string; series: string } {
+  const { total, withIp, pending, served } = input.pods;
+  const waiting = pending === 0 ? '' : `; ${pending} still wait`;
+  return {
+    message:
+      `ENI and IP operations succeed again: this pass gave ${served} pod${served === 1 ? '' : 's'} their IPs, ` +
+      `${withIp} of ${total} pods hold theirs${waiting} (workflow ${input.workflowId})`,
+    series: 'recovery',
+  };
+}
+
 export const ENI_OPERATIONS_CONDITION_TYPE = 'ENIOperationsFailing';
 
 /** eniflow's `ENIOperationsFailing` condition on the core Node. */

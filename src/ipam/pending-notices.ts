@@ -24,6 +24,9 @@ export interface PendingNotices {
 
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Causes that say the pod's IP is on its way: no reason to warn in the pass that recovered. */
+const IN_PROGRESS: readonly PendingReason[] = ['waitingForAttach', 'allocating'];
+
 /**
  * The Events about pods waiting for an IP: each of the {@link POD_EVENT_CAP} (or `cap`) that have waited longest
  * (then in pod order) gets its own, in pod order; when more are due, one Event on the node counts every due pod by
@@ -35,9 +38,16 @@ export function pendingNotices(input: {
   failing: FailingOperations;
   workflowId: string;
   cap?: number;
+  /**
+   * Set in the pass that ended a run of failing calls: pods whose wait is now only work in progress (an ENI being
+   * created and attached, allocation under way) are not told (the `Recovered` Event counts them, and the next pass
+   * serves them or tells them); a cause that outlasts the failure (capacity, an unready node) is told as ever.
+   */
+  recovering?: boolean;
 }): PendingNotices {
   const cap = Math.max(0, input.cap ?? POD_EVENT_CAP);
-  const longest = [...input.due].sort((a, b) => a.sinceMs - b.sinceMs || byText(a.podId, b.podId));
+  const due = input.recovering === true ? input.due.filter((pod) => !IN_PROGRESS.includes(pod.reason)) : input.due;
+  const longest = [...due].sort((a, b) => a.sinceMs - b.sinceMs || byText(a.podId, b.podId));
   const told = longest.slice(0, cap).sort((a, b) => byText(a.podId, b.podId));
   const pods = told.map((pod) => ({
     podId: pod.podId,

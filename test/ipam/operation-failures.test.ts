@@ -7,6 +7,7 @@ import {
   formatRfc3339,
   noteFailure,
   pendingPodNotice,
+  recoveredNotice,
   settleFailures,
 } from '../../src/ipam/index.js';
 import type { FailingOperations } from '../../src/ipam/index.js';
@@ -109,6 +110,20 @@ describe('pendingPodNotice', () => {
       message: 'no IP yet: IP allocation is in progress (workflow w)',
       series: 'allocating',
     });
+  });
+});
+
+describe('recoveredNotice', () => {
+  it('counts what the recovering pass served and what still waits', () => {
+    assert.deepEqual(recoveredNotice({ pods: { total: 6, withIp: 6, pending: 0, served: 4 }, workflowId: 'w' }), {
+      message:
+        'ENI and IP operations succeed again: this pass gave 4 pods their IPs, 6 of 6 pods hold theirs (workflow w)',
+      series: 'recovery',
+    });
+    assert.match(
+      recoveredNotice({ pods: { total: 6, withIp: 2, pending: 4, served: 1 }, workflowId: 'w' }).message,
+      /gave 1 pod their IPs, 2 of 6 pods hold theirs; 4 still wait \(/,
+    );
   });
 });
 

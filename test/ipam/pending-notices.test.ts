@@ -167,6 +167,21 @@ void describe('pendingNotices', () => {
     assert.equal(later.summary?.series, first.summary?.series, 'a changed count updates the same Event');
   });
 
+  void it('in the pass that recovered, pods whose IP is on its way are not told; other causes are', () => {
+    const due: DuePod[] = [
+      { podId: 'ns/attach', sinceMs: NOW - 60_000, reason: 'waitingForAttach' },
+      { podId: 'ns/allocating', sinceMs: NOW - 60_000, reason: 'allocating' },
+      { podId: 'ns/limit', sinceMs: NOW - 60_000, reason: 'instanceEniLimit' },
+    ];
+    const recovering = pendingNotices({ due, failing: {}, workflowId: 'w', recovering: true });
+    assert.deepEqual(
+      recovering.pods.map((pod) => pod.podId),
+      ['ns/limit'],
+    );
+    const ordinary = pendingNotices({ due, failing: {}, workflowId: 'w' });
+    assert.equal(ordinary.pods.length, 3);
+  });
+
   void it('the catalogue says where the per-pod Events stop', () => {
     assert.match(EVENT_REASONS.IPAllocationPending.on, new RegExp(`past ${POD_EVENT_CAP} waiting pods`));
   });

@@ -7,8 +7,10 @@ import {
   eniOperationsCondition,
   explainPendingPod,
   formatRfc3339,
+  hasFailingCalls,
   operationFailureNotice,
   pendingNotices,
+  recoveredNotice,
   podIpRequestsFromPods,
   primaryFamilyOf,
   sortedKeys,
@@ -53,6 +55,8 @@ export class NodeNotices {
   private coreNode: CoreNode;
   /** Whether this run set `IPAMConfigValid` to False (the core Node read may not show it yet). */
   private configConditionFalse = false;
+  /** Whether cloud calls were failing when the current pass began (a pass that clears them is recovering). */
+  private callsFailingAtPassStart = false;
 
   constructor(input: {
     nodeName: string;
@@ -70,6 +74,10 @@ export class NodeNotices {
       memory: input.memory,
       onFailure: input.onFailure,
     });
+  }
+
+  passStarting(input: { callsFailing: boolean }): void {
+    this.callsFailingAtPassStart = input.callsFailing;
   }
 
   /** What the pass read: node Events go on the CR (by uid) and on the core Node too. */
@@ -274,7 +282,12 @@ export class NodeNotices {
       });
       return [{ podId, sinceMs: tracked.since[podId] ?? 0, reason }];
     });
-    const notices = pendingNotices({ due, failing: input.ledger, workflowId: workflowInfo().workflowId });
+    const notices = pendingNotices({
+      due,
+      failing: input.ledger,
+      workflowId: workflowInfo().workflowId,
+      recovering: this.callsFailingAtPassStart && !hasFailingCalls(input.ledger),
+    });
     // All of them in one activity (per batch): a node with 30 stuck pods must not pay 30 activities a pass.
     await this.writer.events([
       ...(notices.summary === undefined ? [] : [{ reason: EVENT_REASONS.IPAllocationPending, ...notices.summary }]),
@@ -350,7 +363,7 @@ export class NodeNotices {
   async operationHealth(input: {
     ledger: FailureLedger;
     recovered: boolean;
-    pods: { withIp: number; total: number };
+    pods: { withIp: number; total: number; pending: number; served: number };
   }): Promise<void> {
     const workflowId = workflowInfo().workflowId;
     const core = this.coreNode;
@@ -366,11 +379,7 @@ export class NodeNotices {
       }
     }
     if (!input.recovered) return;
-    await this.event({
-      reason: EVENT_REASONS.Recovered,
-      message: `ENI and IP operations succeed again; ${input.pods.withIp} of ${input.pods.total} pods hold their IPs (workflow ${workflowId})`,
-      series: 'recovery',
-    });
+    await this.event({ reason: EVENT_REASONS.Recovered, ...recoveredNotice({ pods: input.pods, workflowId }) });
   }
 
   /** Whether the core Node shows `ENIOperationsFailing=True` (a recovery must clear it even after a restart). */
