@@ -1,5 +1,7 @@
 import type { EniCondition, EniConditionType } from './node-model.js';
 import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
+import { CONDITION_REASONS } from './event-reasons.js';
+import type { SufficientIpReason } from './event-reasons.js';
 
 /** Conditions are rewritten at most this often while unchanged, as in the reference. */
 export const CONDITION_REFRESH_MS = 5 * 60 * 1000;
@@ -60,7 +62,7 @@ export function eniConditionsAfterAllocation(input: {
 export interface SufficientIpCondition {
   type: 'SufficientIP';
   status: 'True' | 'False';
-  reason: 'SufficientIP' | 'InsufficientIP';
+  reason: SufficientIpReason;
   message: string;
   lastHeartbeatTime: string;
   lastTransitionTime: string;
@@ -90,7 +92,7 @@ export function sufficientIpCondition(input: {
   const wanted = {
     type: 'SufficientIP' as const,
     status: sufficient ? ('True' as const) : ('False' as const),
-    reason: sufficient ? ('SufficientIP' as const) : ('InsufficientIP' as const),
+    reason: (sufficient ? CONDITION_REASONS.SufficientIP : CONDITION_REASONS.InsufficientIP).reason,
     message: sufficient ? 'node has sufficient IP' : 'node has insufficient IP',
   };
   const now = formatRfc3339(input.nowMs);

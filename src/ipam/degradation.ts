@@ -3,6 +3,8 @@
  * still ask of the cloud. Set cluster-wide by an operator; each node workflow holds the newest setting it was told.
  */
 import { compareResourceVersions } from './resource-version.js';
+import { EVENT_REASONS } from './event-reasons.js';
+import type { EventReason } from './event-reasons.js';
 
 /** `off`: everything; `l1`: no releasing call; `l0`: no cloud call at all. */
 export const DEGRADATION_LEVELS = ['off', 'l1', 'l0'] as const;
@@ -90,20 +92,18 @@ export function degradationNotice(input: {
   told: DegradationLevel | undefined;
   /** What the pass found held back (see {@link heldBackWork}), named in the message. */
   heldBack?: readonly string[];
-}): { type: 'Normal' | 'Warning'; reason: string; message: string } | undefined {
+}): { reason: EventReason; message: string } | undefined {
   const told = input.told ?? 'off';
   if (input.level === told) return undefined;
   if (input.level === 'off') {
     return {
-      type: 'Normal',
-      reason: 'DegradationLifted',
+      reason: EVENT_REASONS.DegradationLifted,
       message: `degradation ${told} lifted: cloud calls resume, held-back GC and sync run now`,
     };
   }
   const held = (input.heldBack ?? []).length > 0 ? `; held back now: ${(input.heldBack ?? []).join(', ')}` : '';
   return {
-    type: 'Warning',
-    reason: 'DegradationHoldsBack',
+    reason: EVENT_REASONS.DegradationHoldsBack,
     message: `${degradationSummary(input.level)} (set by operator${held})`,
   };
 }

@@ -28,6 +28,8 @@ export * from './json-delta.js';
 export * from './failure-ledger.js';
 export * from './next-pass.js';
 export * from './notice-bookkeeping.js';
+export * from './pending-notices.js';
+export * from './event-reasons.js';
 export * from './create-intents.js';
 export * from './sync-schedule.js';
 export * from './resource-version.js';

@@ -2,6 +2,8 @@ import type { NodeConditionSnapshot } from './conditions.js';
 import { PENDING_REASONS } from './pending-reasons.js';
 import type { PendingReason } from './pending-reasons.js';
 import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
+import { CONDITION_REASONS } from './event-reasons.js';
+import type { EniOperationsReason } from './event-reasons.js';
 
 /**
  * One cause of failure that keeps coming back: a cloud call (`AttachNetworkInterface`) answered with one code
@@ -75,28 +77,43 @@ export function describeFailure(failure: FailingOperation): string {
 }
 
 /**
- * What a waiting pod's event says: the failing call when one is the cause (whatever the plan hoped for), else the
- * plan's reason, and always the node's workflow, where the whole story is. The event's series key changes only
- * when the cause does, so one cause is one event whose count grows.
+ * Why a pod waits, in words and as a series key: the failing call when one is the cause (whatever the plan hoped
+ * for), else the plan's reason. The series changes only when the cause does, so one cause is one Event whose count
+ * grows.
+ */
+export function pendingCause(input: { reason: PendingReason; failing: FailingOperations }): {
+  cause: string;
+  series: string;
+} {
+  const failure = mainFailure(input.failing);
+  if (failure === undefined || input.reason === 'nodeNotReady' || input.reason === 'foreignIp') {
+    return { cause: PENDING_REASONS[input.reason], series: input.reason };
+  }
+  const series = `${input.reason}:${failureKey(failure)}`;
+  if (CAPACITY_FAILURE_TYPES.includes(failure.type)) {
+    return { cause: `${PENDING_REASONS[input.reason]}; ${describeFailure(failure)}`, series };
+  }
+  const retry = TRANSIENT_FAILURE_TYPES.includes(failure.type) ? 'retried automatically' : 'retried on the next passes';
+  return { cause: `${describeFailure(failure)}; ${retry}`, series };
+}
+
+/**
+ * What a waiting pod's event says: its {@link pendingCause}, and always the node's workflow, where the whole story
+ * is.
  */
 export function pendingPodNotice(input: { reason: PendingReason; failing: FailingOperations; workflowId: string }): {
   message: string;
   series: string;
 } {
-  const failure = mainFailure(input.failing);
-  const workflow = `workflow ${input.workflowId}`;
-  if (failure === undefined || input.reason === 'nodeNotReady' || input.reason === 'foreignIp') {
-    return { message: `no IP yet: ${PENDING_REASONS[input.reason]} (${workflow})`, series: input.reason };
-  }
-  const series = `${input.reason}:${failureKey(failure)}`;
-  if (CAPACITY_FAILURE_TYPES.includes(failure.type)) {
-    return {
-      message: `no IP yet: ${PENDING_REASONS[input.reason]}; ${describeFailure(failure)} (${workflow})`,
-      series,
-    };
-  }
-  const retry = TRANSIENT_FAILURE_TYPES.includes(failure.type) ? 'retried automatically' : 'retried on the next passes';
-  return { message: `no IP yet: ${describeFailure(failure)}; ${retry} (${workflow})`, series };
+  const { cause, series } = pendingCause(input);
+  return { message: `no IP yet: ${cause} (workflow ${input.workflowId})`, series };
+}
+
+/** The cloud calls that fail (capacity answers are `SufficientIP`'s business), in key order. */
+function failingCalls(failing: FailingOperations): FailingOperation[] {
+  return Object.values(failing).filter(
+    (failure) => isCloudFailureType(failure.type) && !CAPACITY_FAILURE_TYPES.includes(failure.type),
+  );
 }
 
 /** The node-level Warning about calls that fail, one series per set of causes. */
@@ -104,13 +121,29 @@ export function operationFailureNotice(input: {
   failing: FailingOperations;
   workflowId: string;
 }): { message: string; series: string } | undefined {
-  const calls = Object.values(input.failing).filter(
-    (failure) => isCloudFailureType(failure.type) && !CAPACITY_FAILURE_TYPES.includes(failure.type),
-  );
+  const calls = failingCalls(input.failing);
   if (calls.length === 0) return undefined;
   return {
     message: `${calls.map(describeFailure).join('; ')} (workflow ${input.workflowId})`,
     series: calls.map(failureKey).join(','),
+  };
+}
+
+/**
+ * The `Recovered` Event of the pass that ended a run of failing calls: what that pass served and what still waits,
+ * so the newest Events do not read as pods still waiting once they are served.
+ */
+export function recoveredNotice(input: {
+  pods: { total: number; withIp: number; pending: number; served: number };
+  workflowId: string;
+}): { message: string; series: string } {
+  const { total, withIp, pending, served } = input.pods;
+  const waiting = pending === 0 ? '' : `; ${pending} still wait`;
+  return {
+    message:
+      `ENI and IP operations succeed again: this pass gave ${served} pod${served === 1 ? '' : 's'} their IPs, ` +
+      `${withIp} of ${total} pods hold theirs${waiting} (workflow ${input.workflowId})`,
+    series: 'recovery',
   };
 }
 
@@ -120,21 +153,41 @@ export const ENI_OPERATIONS_CONDITION_TYPE = 'ENIOperationsFailing';
 export interface EniOperationsCondition {
   type: typeof ENI_OPERATIONS_CONDITION_TYPE;
   status: 'True' | 'False';
-  reason: 'CloudCallsFailing' | 'CloudCallsSucceed';
+  reason: EniOperationsReason;
   message: string;
   lastHeartbeatTime: string;
   lastTransitionTime: string;
 }
 
-/** The condition is rewritten at most this often while its status is unchanged. */
+/** The condition is rewritten at most this often while its status is unchanged and its message still holds. */
 const HEARTBEAT_MS = 5 * 60_000;
+
+/** A shown attempt count is stale once the ledger counts this many times as many: a rewrite per doubling. */
+const ATTEMPTS_GROWTH_FACTOR = 2;
+
+/**
+ * Whether a `True` condition's message no longer tells the ledger's story: a cause it does not name (or names no
+ * more), another "since" (the failures stopped and started again), or attempts that have grown
+ * {@link ATTEMPTS_GROWTH_FACTOR}-fold since it was written. Read back from the message itself (see
+ * {@link describeFailure}), so it holds across restarts with nothing carried.
+ */
+function conditionMisleads(message: string, calls: readonly FailingOperation[]): boolean {
+  const shown = [...message.matchAll(/(\S+) failed with (\S+): (\d+) attempts? since ([0-9TZ:.+-]+)/g)];
+  if (shown.length !== calls.length) return true;
+  return calls.some((call) => {
+    const match = shown.find(([, operation, code]) => operation === call.operation && code === call.code);
+    if (match === undefined) return true;
+    const [, , , attempts = '0', since] = match;
+    return since !== formatRfc3339(call.sinceMs) || call.attempts >= Number(attempts) * ATTEMPTS_GROWTH_FACTOR;
+  });
+}
 
 /**
  * The core Node's `ENIOperationsFailing` condition after a pass that reached the cloud: `True` while cloud calls
  * fail (capacity answers excluded: those set `SufficientIP` to `False`), `False` once they succeed again. A node
- * that never had it set gets none (nothing to say); `undefined` means there is nothing to patch. The message of a
- * `True` condition changes on every failure; it is rewritten only with the heartbeat, so the Node is not patched on
- * every pass.
+ * that never had it set gets none (nothing to say); `undefined` means there is nothing to patch. While calls keep
+ * failing the message is rewritten only when it would mislead (another cause or "since", attempts grown twofold:
+ * a handful of patches in an hour's outage) or with the heartbeat, so the Node is not patched on every pass.
  */
 export function eniOperationsCondition(input: {
   failing: FailingOperations;
@@ -148,12 +201,14 @@ export function eniOperationsCondition(input: {
   if (status === 'False' && existing?.status !== 'True') return undefined;
   const heartbeat = existing?.lastHeartbeatTime === undefined ? undefined : parseRfc3339(existing.lastHeartbeatTime);
   const same = existing?.status === status;
-  if (same && heartbeat !== undefined && input.nowMs - heartbeat < HEARTBEAT_MS) return undefined;
+  const fresh = heartbeat !== undefined && input.nowMs - heartbeat < HEARTBEAT_MS;
+  const holds = status === 'False' || !conditionMisleads(existing?.message ?? '', failingCalls(input.failing));
+  if (same && fresh && holds) return undefined;
   const now = formatRfc3339(input.nowMs);
   return {
     type: ENI_OPERATIONS_CONDITION_TYPE,
     status,
-    reason: notice === undefined ? 'CloudCallsSucceed' : 'CloudCallsFailing',
+    reason: (notice === undefined ? CONDITION_REASONS.CloudCallsSucceed : CONDITION_REASONS.CloudCallsFailing).reason,
     message: notice?.message ?? 'no ENI or IP operation is failing',
     lastHeartbeatTime: now,
     lastTransitionTime: same && existing.lastTransitionTime !== undefined ? existing.lastTransitionTime : now,

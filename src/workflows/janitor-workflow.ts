@@ -12,6 +12,7 @@ import {
 
 import {
   degradationGates,
+  EVENT_REASONS,
   degradationSummary,
   isDegradationSetting,
   isNewerDegradation,
@@ -263,8 +264,8 @@ async function deleteOrphan(input: {
     await kubeNotice.recordEvent({
       nodeName: orphan.node,
       involved: { kind: 'Node', apiVersion: 'network.alibabacloud.com/v1beta1', name: orphan.node },
-      type: 'Warning',
-      reason: 'OrphanEniDeleted',
+      type: EVENT_REASONS.OrphanEniDeleted.type,
+      reason: EVENT_REASONS.OrphanEniDeleted.reason,
       message:
         `ENI ${orphan.eniId} (created ${orphan.createdAt} by eniflow for cluster ${input.clusterId}` +
         `, node ${orphan.node}) ` +

@@ -95,7 +95,7 @@ void describe('what a change of level owes', () => {
     void it(`${row.before} → ${row.after}: opens [${row.opened.join(', ')}], ${row.event ?? 'no Event'}`, () => {
       assert.deepEqual(openedGates(row.before, row.after), row.opened);
       const notice = degradationNotice({ level: row.after, told: row.before });
-      assert.equal(notice === undefined ? undefined : `${notice.type} ${notice.reason}`, row.event);
+      assert.equal(notice === undefined ? undefined : `${notice.reason.type} ${notice.reason.reason}`, row.event);
       if (notice !== undefined) assert.match(notice.message, new RegExp(row.after === 'off' ? row.before : row.after));
     });
   }

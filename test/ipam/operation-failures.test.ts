@@ -7,6 +7,7 @@ import {
   formatRfc3339,
   noteFailure,
   pendingPodNotice,
+  recoveredNotice,
   settleFailures,
 } from '../../src/ipam/index.js';
 import type { FailingOperations } from '../../src/ipam/index.js';
@@ -112,6 +113,20 @@ describe('pendingPodNotice', () => {
   });
 });
 
+describe('recoveredNotice', () => {
+  it('counts what the recovering pass served and what still waits', () => {
+    assert.deepEqual(recoveredNotice({ pods: { total: 6, withIp: 6, pending: 0, served: 4 }, workflowId: 'w' }), {
+      message:
+        'ENI and IP operations succeed again: this pass gave 4 pods their IPs, 6 of 6 pods hold theirs (workflow w)',
+      series: 'recovery',
+    });
+    assert.match(
+      recoveredNotice({ pods: { total: 6, withIp: 2, pending: 4, served: 1 }, workflowId: 'w' }).message,
+      /gave 1 pod their IPs, 2 of 6 pods hold theirs; 4 still wait \(/,
+    );
+  });
+});
+
 describe('eniOperationsCondition', () => {
   const failingAttach = failing({ failure: attach, attempts: 5, atMs: NOW });
 
@@ -134,6 +149,36 @@ describe('eniOperationsCondition', () => {
     const off = eniOperationsCondition({ failing: {}, existing: on, workflowId: 'w', nowMs: NOW + 70_000 });
     assert.equal(off?.status, 'False');
     assert.equal(off?.lastTransitionTime, formatRfc3339(NOW + 70_000));
+  });
+
+  it('follows the ledger: rewritten when attempts double, the cause or its "since" changes, else only on heartbeat', () => {
+    const at = (attempts: number, sinceMs = NOW) => ({
+      'AttachNetworkInterface/ServiceUnavailable': { ...attach, attempts, sinceMs, lastMs: NOW, message: 'm' },
+    });
+    const shown = eniOperationsCondition({ failing: at(5), existing: undefined, workflowId: 'w', nowMs: NOW });
+    assert.match(shown?.message ?? '', /: 5 attempts since /);
+    const later = (failing: FailingOperations, existing = shown) =>
+      eniOperationsCondition({ failing, existing, workflowId: 'w', nowMs: NOW + 60_000 });
+    assert.equal(later(at(9)), undefined, 'fewer than twice the attempts shown: not worth a Node patch');
+    const doubled = later(at(10));
+    assert.match(doubled?.message ?? '', /: 10 attempts since /);
+    assert.equal(doubled?.lastTransitionTime, shown?.lastTransitionTime, 'still True since the first failure');
+    assert.match(later(at(80))?.message ?? '', /: 80 attempts since /);
+    assert.match(later(at(5, NOW + 30_000))?.message ?? '', new RegExp(`since ${formatRfc3339(NOW + 30_000)}`));
+    const describe = {
+      ...attach,
+      operation: 'DescribeNetworkInterfaces',
+      code: 'InternalError',
+      attempts: 1,
+      sinceMs: NOW,
+      lastMs: NOW,
+      message: 'm',
+    };
+    const both = (attempts: number) => ({ ...at(attempts), 'DescribeNetworkInterfaces/InternalError': describe });
+    const another = later(both(5));
+    assert.match(another?.message ?? '', /DescribeNetworkInterfaces failed with InternalError: 1 attempt since/);
+    assert.equal(later(both(7), another), undefined, 'two causes shown: read back as two, nothing changed enough');
+    assert.notEqual(later(at(5), another), undefined, 'a cause gone from the ledger is rewritten away');
   });
 
   it('writes nothing on a healthy node that never failed, and ignores capacity answers', () => {

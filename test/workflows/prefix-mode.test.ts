@@ -267,8 +267,8 @@ describe('IP prefix mode', () => {
         await scenario.createPods(['c']);
         await scenario.signal('mode-changed');
         const warning = await pollUntil(
-          async () => (await eventsOf(scenario.nodeName, 'IPPrefixModeImmutable')).find((e) => e.type === 'Warning'),
-          { description: 'IPPrefixModeImmutable Warning', timeoutMs: 60_000, intervalMs: 250 },
+          async () => (await eventsOf(scenario.nodeName, 'PrefixModeImmutable')).find((e) => e.type === 'Warning'),
+          { description: 'PrefixModeImmutable Warning', timeoutMs: 60_000, intervalMs: 250 },
         );
         assert.match(warning.message ?? '', /enableIPPrefix is false.*IP prefix mode/);
         const settled = await passesAfter(scenario, (await scenario.state()).reconcileCount, 1);

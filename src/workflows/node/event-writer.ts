@@ -1,4 +1,5 @@
-import { admitEvent, eventKey } from '../../ipam/index.js';
+import { admitEvents, eventKey } from '../../ipam/index.js';
+import type { EventReason } from '../../ipam/index.js';
 import type { Activities, NodeSnapshot } from '../../activities/index.js';
 import { kubeNotice } from './activities.js';
 import type { CarriedState } from './carried-state.js';
@@ -12,8 +13,8 @@ import type { FailedStep } from './step-failure.js';
 export const EVENTS_PER_BATCH = 50;
 
 export interface EventInput {
-  type: 'Normal' | 'Warning';
-  reason: string;
+  /** The reason's catalogue entry (event-reasons.ts): it gives the Event its reason and type. */
+  reason: EventReason;
   message: string;
   /** One Event per series: repeats update it (its count grows) instead of adding one. Defaults to the message. */
   series?: string;
@@ -56,7 +57,7 @@ export class EventWriter {
 
   /** One Event, in an activity of its own. */
   async event(input: EventInput): Promise<void> {
-    const request = this.admit(input);
+    const [request] = this.admit([input]);
     if (request === undefined) return;
     try {
       await kubeNotice.recordEvent(request);
@@ -67,7 +68,7 @@ export class EventWriter {
 
   /** Several Events: those admitted, in batches of {@link EVENTS_PER_BATCH}, one activity per batch. */
   async events(inputs: readonly EventInput[]): Promise<void> {
-    const requests = inputs.flatMap((input) => this.admit(input) ?? []);
+    const requests = this.admit(inputs);
     for (let start = 0; start < requests.length; start += EVENTS_PER_BATCH) {
       const batch = requests.slice(start, start + EVENTS_PER_BATCH);
       try {
@@ -87,18 +88,30 @@ export class EventWriter {
     }
   }
 
-  /** The request for an Event whose series may be written now (and notes it written), else `undefined`. */
-  private admit(input: EventInput): EventRequest | undefined {
-    const series = input.series ?? input.message;
-    const podId = input.pod === undefined ? undefined : `${input.pod.namespace}/${input.pod.name}`;
-    const admission = admitEvent({
+  /**
+   * The requests for the Events whose series may be written now, in input order, noted as written: one admission
+   * for the whole list (a pass's waiting pods), so the carried record is copied and sorted once, not per Event.
+   */
+  private admit(inputs: readonly EventInput[]): EventRequest[] {
+    if (inputs.length === 0) return [];
+    const keyed = inputs.map((input) => {
+      const series = input.series ?? input.message;
+      const podId = input.pod === undefined ? undefined : `${input.pod.namespace}/${input.pod.name}`;
+      return { input, series, key: eventKey({ podId, reason: input.reason.reason, series }) };
+    });
+    const admission = admitEvents({
       recent: this.memory.eventTimes,
-      key: eventKey({ podId, reason: input.reason, series }),
+      keys: keyed.map((entry) => entry.key),
       nowMs: Date.now(),
       repeatMs: this.repeatMs,
     });
-    if (!admission.admitted) return undefined;
     this.memory.eventTimes = admission.recent;
+    return keyed.flatMap((entry, index) =>
+      admission.admitted[index] === true ? [this.request(entry.input, entry.series)] : [],
+    );
+  }
+
+  private request(input: EventInput, series: string): EventRequest {
     const uid = this.crUid === undefined || this.crUid === '' ? undefined : this.crUid;
     const core = this.coreNode;
     return {
@@ -118,8 +131,8 @@ export class EventWriter {
               namespace: input.pod.namespace,
               ...(input.pod.uid === undefined ? {} : { uid: input.pod.uid }),
             },
-      type: input.type,
-      reason: input.reason,
+      type: input.reason.type,
+      reason: input.reason.reason,
       message: input.message,
       series,
       ...(input.pod !== undefined || core === undefined ? {} : { coreNode: core.uid === '' ? {} : { uid: core.uid } }),

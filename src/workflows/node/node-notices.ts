@@ -2,11 +2,15 @@ import { workflowInfo } from '@temporalio/workflow';
 
 import {
   assignIpsFromLocalPool,
+  CONDITION_REASONS,
+  EVENT_REASONS,
   eniOperationsCondition,
   explainPendingPod,
   formatRfc3339,
+  hasFailingCalls,
   operationFailureNotice,
-  pendingPodNotice,
+  pendingNotices,
+  recoveredNotice,
   podIpRequestsFromPods,
   primaryFamilyOf,
   sortedKeys,
@@ -51,6 +55,8 @@ export class NodeNotices {
   private coreNode: CoreNode;
   /** Whether this run set `IPAMConfigValid` to False (the core Node read may not show it yet). */
   private configConditionFalse = false;
+  /** Whether cloud calls were failing when the current pass began (a pass that clears them is recovering). */
+  private callsFailingAtPassStart = false;
 
   constructor(input: {
     nodeName: string;
@@ -68,6 +74,10 @@ export class NodeNotices {
       memory: input.memory,
       onFailure: input.onFailure,
     });
+  }
+
+  passStarting(input: { callsFailing: boolean }): void {
+    this.callsFailingAtPassStart = input.callsFailing;
   }
 
   /** What the pass read: node Events go on the CR (by uid) and on the core Node too. */
@@ -108,8 +118,7 @@ export class NodeNotices {
     wait.reported = true;
     const minutes = Math.round((now - wait.sinceMs) / 60_000);
     await this.event({
-      type: 'Warning',
-      reason: 'DaemonNotReady',
+      reason: EVENT_REASONS.DaemonNotReady,
       message:
         `Terway's daemon has not written spec.eni and spec.pool of this Node CR for ${minutes} min; no IP is ` +
         'allocated until it does (is the terway daemon running on this node, with ipam_type crd?)',
@@ -127,7 +136,7 @@ export class NodeNotices {
       .map((problem) => problem.message)
       .join('; ')
       .slice(0, 1024);
-    await this.event({ type: 'Warning', reason: 'InvalidNodeSpec', message });
+    await this.event({ reason: EVENT_REASONS.InvalidNodeSpec, message });
     if (this.coreNode !== undefined) await this.configCondition({ valid: false, message });
   }
 
@@ -145,7 +154,7 @@ export class NodeNotices {
         .map((problem) => problem.message)
         .join('; ')
         .slice(0, 1024);
-      await this.event({ type: 'Warning', reason: 'InvalidNodeSpec', message, series: 'PoolSpecFallback' });
+      await this.event({ reason: EVENT_REASONS.InvalidNodeSpec, message, series: 'PoolSpecFallback' });
     }
     if (this.coreNode === undefined) return;
     const shownFalse = this.coreNode.ipamConfigValid?.status === 'False';
@@ -158,7 +167,7 @@ export class NodeNotices {
     const patched = await this.patchCondition({
       type: CONFIG_CONDITION_TYPE,
       status: input.valid ? 'True' : 'False',
-      reason: input.valid ? 'ValidNodeSpec' : 'InvalidNodeSpec',
+      reason: (input.valid ? CONDITION_REASONS.ValidNodeSpec : CONDITION_REASONS.InvalidNodeSpec).reason,
       message: input.message,
       lastHeartbeatTime: now,
       lastTransitionTime: now,
@@ -169,8 +178,7 @@ export class NodeNotices {
   /** The spec's `enableIPPrefix` differs from the mode recorded at first sight: told, and ignored. */
   async prefixModeChangeIgnored(input: { prefixMode: boolean; asked: boolean }): Promise<void> {
     await this.event({
-      type: 'Warning',
-      reason: 'IPPrefixModeImmutable',
+      reason: EVENT_REASONS.PrefixModeImmutable,
       message:
         `spec.eni.enableIPPrefix is ${String(input.asked)} but this node runs in ` +
         `${input.prefixMode ? 'IP prefix' : 'single-IP'} mode since its Node CR was first seen: the mode is fixed ` +
@@ -182,8 +190,7 @@ export class NodeNotices {
   async blockedVSwitches(blocked: readonly { vSwitchId: string; blockedForMs: number }[]): Promise<void> {
     await this.writer.events(
       blocked.map((block) => ({
-        type: 'Warning',
-        reason: 'VSwitchBlocked',
+        reason: EVENT_REASONS.VSwitchBlocked,
         message:
           `vSwitch ${block.vSwitchId} answered InvalidVSwitchId.IpNotEnough and is not used for another ` +
           `${Math.ceil(block.blockedForMs / 60_000)} min; a resync signal asks the cloud again`,
@@ -198,8 +205,11 @@ export class NodeNotices {
       reports.map((report) => {
         const kept = report.outcome.startsWith('kept');
         return {
-          type: kept ? 'Warning' : 'Normal',
-          reason: kept ? 'EniKeptUntouched' : report.outcome === 'released' ? 'EniReleased' : 'EniForgotten',
+          reason: kept
+            ? EVENT_REASONS.EniKeptUntouched
+            : report.outcome === 'released'
+              ? EVENT_REASONS.EniReleased
+              : EVENT_REASONS.EniForgotten,
           message: report.message,
         };
       }),
@@ -227,8 +237,7 @@ export class NodeNotices {
         const [namespace = '', name = ''] = dropped.podId.split('/');
         const next = now[`${dropped.podId}|${dropped.family}`];
         return {
-          type: 'Warning',
-          reason: 'IPRebound',
+          reason: EVENT_REASONS.IPRebound,
           message:
             `${dropped.ref.ip} on ${dropped.ref.eniId} is Invalid (the cloud does not have it) and the pod does ` +
             `not use it: ${next === undefined ? 'waiting for a valid address' : `rebound to ${next}`}`,
@@ -239,8 +248,9 @@ export class NodeNotices {
   }
 
   /**
-   * Tells each pod that has waited longer than `pendingPodEventAfterMs` for its IP why: the failing call when one
-   * is the cause, else the plan's reason. One Event series per pod and cause.
+   * Tells the pods that have waited longer than `pendingPodEventAfterMs` for their IP why: the failing call when one
+   * is the cause, else the plan's reason. One Event series per pod and cause, for at most `POD_EVENT_CAP` pods (those
+   * waiting longest); past that one Event on the node counts them all by cause (see `pendingNotices`).
    */
   async pendingPods(input: {
     unsatisfied: readonly UnsatisfiedPod[];
@@ -259,31 +269,39 @@ export class NodeNotices {
       eventAfterMs: this.settings.pendingPodEventAfterMs,
     });
     this.memory.pendingSince = tracked.since;
+    if (tracked.due.length === 0) return;
+    const due = tracked.due.flatMap((podId) => {
+      const pod = byPod.get(podId);
+      if (pod === undefined) return [];
+      const reason = explainPendingPod({
+        podReason: pod.reason,
+        isNodeReady: input.isNodeReady,
+        failureTypes: input.failureTypes,
+        ...(input.plan === undefined ? {} : { plan: input.plan }),
+        ...(input.allocationHeldBack === true ? { allocationHeldBack: true } : {}),
+      });
+      return [{ podId, sinceMs: tracked.since[podId] ?? 0, reason }];
+    });
+    const notices = pendingNotices({
+      due,
+      failing: input.ledger,
+      workflowId: workflowInfo().workflowId,
+      recovering: this.callsFailingAtPassStart && !hasFailingCalls(input.ledger),
+    });
     // All of them in one activity (per batch): a node with 30 stuck pods must not pay 30 activities a pass.
-    await this.writer.events(
-      tracked.due.flatMap((podId): EventInput[] => {
-        const pod = byPod.get(podId);
-        if (pod === undefined) return [];
-        const reason = explainPendingPod({
-          podReason: pod.reason,
-          isNodeReady: input.isNodeReady,
-          failureTypes: input.failureTypes,
-          ...(input.plan === undefined ? {} : { plan: input.plan }),
-          ...(input.allocationHeldBack === true ? { allocationHeldBack: true } : {}),
-        });
-        const notice = pendingPodNotice({ reason, failing: input.ledger, workflowId: workflowInfo().workflowId });
-        const [namespace = '', name = ''] = podId.split('/');
-        return [
-          {
-            type: 'Warning',
-            reason: 'IPAllocationPending',
-            message: notice.message,
-            series: notice.series,
-            pod: { namespace, name, ...(pod.request.podUid === '' ? {} : { uid: pod.request.podUid }) },
-          },
-        ];
+    await this.writer.events([
+      ...(notices.summary === undefined ? [] : [{ reason: EVENT_REASONS.IPAllocationPending, ...notices.summary }]),
+      ...notices.pods.map((notice): EventInput => {
+        const [namespace = '', name = ''] = notice.podId.split('/');
+        const podUid = byPod.get(notice.podId)?.request.podUid ?? '';
+        return {
+          reason: EVENT_REASONS.IPAllocationPending,
+          message: notice.message,
+          series: notice.series,
+          pod: { namespace, name, ...(podUid === '' ? {} : { uid: podUid }) },
+        };
       }),
-    );
+    ]);
   }
 
   /** Pods of a node that is not Ready wait without any allocation: they are told so once they have waited long. */
@@ -319,7 +337,7 @@ export class NodeNotices {
     if (condition === undefined) return;
     await this.patchCondition(condition);
     if (condition.status === 'False') {
-      await this.event({ type: 'Warning', reason: 'InsufficientIP', message: 'node has insufficient IP' });
+      await this.event({ reason: EVENT_REASONS.InsufficientIP, message: 'node has insufficient IP' });
     }
   }
 
@@ -333,7 +351,7 @@ export class NodeNotices {
       message: input.failures.map(describeFailedStep).join('; '),
       series: 'capacity',
     };
-    await this.event({ type: 'Warning', reason: 'AllocIPFailed', ...notice });
+    await this.event({ reason: EVENT_REASONS.AllocIPFailed, ...notice });
   }
 
   /**
@@ -343,7 +361,7 @@ export class NodeNotices {
   async operationHealth(input: {
     ledger: FailureLedger;
     recovered: boolean;
-    pods: { withIp: number; total: number };
+    pods: { withIp: number; total: number; pending: number; served: number };
   }): Promise<void> {
     const workflowId = workflowInfo().workflowId;
     const core = this.coreNode;
@@ -359,12 +377,7 @@ export class NodeNotices {
       }
     }
     if (!input.recovered) return;
-    await this.event({
-      type: 'Normal',
-      reason: 'Recovered',
-      message: `ENI and IP operations succeed again; ${input.pods.withIp} of ${input.pods.total} pods hold their IPs (workflow ${workflowId})`,
-      series: 'Recovered',
-    });
+    await this.event({ reason: EVENT_REASONS.Recovered, ...recoveredNotice({ pods: input.pods, workflowId }) });
   }
 
   /** Whether the core Node shows `ENIOperationsFailing=True` (a recovery must clear it even after a restart). */

@@ -169,6 +169,7 @@ export class NodeReconciler {
     record.begin();
     this.schedule.passStarting();
     const callsFailedBefore = hasFailingCalls(this.state.failures ?? {}) || this.notices.showsCallsFailing();
+    this.notices.passStarting({ callsFailing: callsFailedBefore });
     this.gc.passStarting();
     let end: PassEnd | undefined;
     try {
@@ -185,7 +186,7 @@ export class NodeReconciler {
       await this.notices.operationHealth({
         ledger,
         recovered: callsFailedBefore && !hasFailingCalls(ledger) && record.succeededCalls > 0,
-        pods: this.summary.pods,
+        pods: { ...this.summary.pods, served: this.summary.podsServed ?? 0 },
       });
     }
     this.state.failureStreak = failed ? this.state.failureStreak + 1 : 0;
@@ -206,6 +207,7 @@ export class NodeReconciler {
     const snapshot = await this.reader.read(this.state.seenVersions);
     this.notices.readObjects(snapshot);
     delete this.summary.skipReason;
+    delete this.summary.podsServed;
     const cr = snapshot.cr;
     if (cr === undefined) return this.cleanUpVanishedNode();
     // The first pass after a lift says so (a held-back pass says it at its end, naming what it held back).

@@ -11,6 +11,8 @@ export interface PassSummary {
   lastPassEndMs?: number;
   lastPlan: NodeWorkflowState['lastPlan'];
   pods: NodeWorkflowState['pods'];
+  /** Pods the last ready pass gave their IPs (what a `Recovered` Event counts). */
+  podsServed?: number;
   enis: NodeWorkflowState['enis'];
   unschedulableEnis: string[];
   awaitingCniDelete: number;

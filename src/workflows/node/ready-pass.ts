@@ -206,10 +206,11 @@ async function singleIpPass(input: {
     nowMs: now,
   });
   // Held back by degradation, nothing is marked for release (marked IPs would be lost to pods meanwhile).
+  const podsServed = local.newlyBound.length + boundEarly + (round.changed ? served.newlyBound.length : 0);
   const poolStatus = pool.settle({
     allocated,
     plannedAllocations: plan.allocations.length,
-    newlyBound: local.newlyBound.length + boundEarly + (round.changed ? served.newlyBound.length : 0),
+    newlyBound: podsServed,
     enis,
     family: primaryFamily,
     gc: { requested: tools.gc.pending, lastGcMs: state.lastGcMs },
@@ -260,6 +261,7 @@ async function singleIpPass(input: {
     ipamState: pending > 0 && short ? 'InsufficientIP' : failed ? 'Error' : 'Ready',
     lastPlan: { allocations: plan.allocations, gc: gc.actions, unmetDemand: plan.unmetDemand },
     pods: { total: demand.requests.length, withIp: served.bound.length, pending },
+    podsServed,
     enis: { total: Object.keys(enis).length, idleIps: countIdleIps({ enis, family: primaryFamily }) },
     unschedulableEnis: unschedulableEniIds(enis),
     awaitingCniDelete,

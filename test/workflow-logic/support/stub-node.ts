@@ -12,6 +12,7 @@ import {
   applyJsonDelta,
   adoptionTags,
   ENIFLOW_CLUSTER_TAG_KEY,
+  jsonDelta,
   ENIFLOW_CREATOR_TAG,
   ENIFLOW_NODE_TAG,
   NODE_CR_API_VERSION,
@@ -35,6 +36,7 @@ import type { EcsFailureType } from '../../../src/activities/ecs/ecs-errors.js';
 import type { EcsOperation } from '../../../src/activities/ecs/ecs-operations.js';
 import { crSnapshotOf, nodeViewDigest, nodeViewOf } from '../../../src/activities/kube-activities.js';
 import type { RawObject } from '../../../src/activities/kube-activities.js';
+import { NodeViewBases } from '../../../src/activities/kube/node-view.js';
 
 export type ActivityName = keyof Activities;
 export type InputOf<K extends ActivityName> = Parameters<Activities[K]>[0];
@@ -228,6 +230,7 @@ export class StubNode {
   private doneCounter = 0;
   /** Next host number per ENI, so an ENI's addresses depend only on how many it was given, never on timing. */
   private readonly nextHost = new Map<string, number>();
+  private readonly viewBases = new NodeViewBases();
   private readonly subnetOf = new Map<string, number>();
 
   constructor(input: { nodeName: string; spec: NodeSpec; pods?: readonly string[]; enis?: readonly SeedEni[] }) {
@@ -399,8 +402,15 @@ export class StubNode {
       throw ApplicationFailure.nonRetryable(`${name} is not expected in these tests`, 'StubNotImplemented');
     };
     return {
+      // As the real activity: the changes since the base the workflow holds, when this stub still has it.
       readNodeView: (input) =>
-        this.run('readNodeView', input, () => ({ digest: this.view().digest, full: this.view().full })),
+        this.run('readNodeView', input, () => {
+          const { digest, full } = this.view();
+          const base = input.base === undefined ? undefined : this.viewBases.get(this.nodeName, input.base);
+          this.viewBases.remember(this.nodeName, digest, full);
+          if (input.base === undefined || base === undefined) return { digest, full };
+          return { digest, base: input.base, changes: jsonDelta(base, full) };
+        }),
       readNodeSnapshot: (input) => this.run('readNodeSnapshot', input, () => this.view().snapshot),
       writeNodeStatusChanges: (input) =>
         this.run('writeNodeStatusChanges', input, () => {
