@@ -149,10 +149,28 @@ function stuckPass(input: NextPassInput): { atMs: number; reason: NextPassReason
   if (podEventMs !== undefined) candidates.push({ atMs: podEventMs, reason: 'pendingPodEvent' });
   if (input.runDeadlineMs !== undefined) candidates.push({ atMs: input.runDeadlineMs, reason: 'runAge' });
   candidates.push({
-    atMs: last + Math.round(settings.stuckBackoffMs * (1 + input.jitter / 4)),
+    atMs: last + Math.round(stuckSleepMs(input.stuck ?? 'vSwitchExhausted', settings) * (1 + input.jitter / 4)),
     reason: 'stuckBackoff',
   });
   return candidates.reduce((best, candidate) => (candidate.atMs < best.atMs ? candidate : best));
+}
+
+/**
+ * How many failure backoffs a node stuck on a failing call sleeps at most: the worker's wake ends it when the call
+ * answers again, and this bounds the wait when nothing the worker sees tells (a fault of the node's own resources).
+ */
+export const CALLS_FAILING_SLEEP_BACKOFFS = 3;
+
+/**
+ * A stuck node's sleep: `stuckBackoffMs`, but at most {@link CALLS_FAILING_SLEEP_BACKOFFS} maximum failure backoffs
+ * when it is stuck on a failing call (which, unlike an exhausted vSwitch, ends by itself).
+ */
+export function stuckSleepMs(
+  cause: StuckCause,
+  settings: Pick<NextPassInput['settings'], 'stuckBackoffMs' | 'maxFailureBackoffMs'>,
+): number {
+  if (cause !== 'cloudCallsFailing') return settings.stuckBackoffMs;
+  return Math.min(settings.stuckBackoffMs, CALLS_FAILING_SLEEP_BACKOFFS * settings.maxFailureBackoffMs);
 }
 
 /** A fraction in [0, 1) fixed per name (FNV-1a), the same on every replay. */

@@ -148,8 +148,19 @@ describe('nextPass', () => {
       reason: 'failureBackoff',
     },
     {
-      name: 'a node stuck on a failing call sleeps long (the worker wakes it when the call answers)',
+      name: 'a node stuck on a failing call sleeps three long backoffs (the worker wakes it when the call answers)',
       input: { stuck: 'cloudCallsFailing', failureStreak: 6, failureRepeats: 6, lastFailureTypes: ['EcsTransient'] },
+      atMs: LAST + 15 * 60_000,
+      reason: 'stuckBackoff',
+    },
+    {
+      name: 'a node stuck on a failing call sleeps no longer than stuckBackoffMs',
+      input: {
+        stuck: 'cloudCallsFailing',
+        settings: { ...base.settings, maxFailureBackoffMs: 20 * 60_000 },
+        failureStreak: 6,
+        lastFailureTypes: ['EcsTransient'],
+      },
       atMs: LAST + 30 * 60_000,
       reason: 'stuckBackoff',
     },
