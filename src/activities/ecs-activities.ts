@@ -254,7 +254,8 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       } catch (error) {
         const failure = failureOf(error);
         if (failure === undefined) throw error;
-        if (failure.type === 'EcsNotFound') return;
+        // Gone, or its instance is: either way the ENI is not attached there.
+        if (failure.type === 'EcsNotFound' || failure.type === 'EcsInstanceNotFound') return;
         if (failure.type === 'EcsInvalidState') {
           const [eni] = await deps.ecs.describeEnis({ eniIds: [input.eniId] });
           if (eni === undefined || eni.status === 'Available' || eni.status === 'Detaching') return;

@@ -1,4 +1,10 @@
-import { byImportance, CAPACITY_FAILURE_TYPES, failureKey, isCloudFailureType } from './operation-failures.js';
+import {
+  byImportance,
+  CAPACITY_FAILURE_TYPES,
+  failureKey,
+  isCloudFailureType,
+  WATCHED_CALL_FAILURE_TYPES,
+} from './operation-failures.js';
 import type { FailingOperation, FailingOperations } from './operation-failures.js';
 
 /**
@@ -28,8 +34,16 @@ function sortedLedger(entries: [string, FailingOperation][]): FailureLedger {
   return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** Adds one failure: the same cause grows its count; a new code of a failing operation keeps the operation's since. */
-export function noteFailure(input: { ledger: FailureLedger; failure: LedgerFailure; nowMs: number }): FailureLedger {
+/**
+ * Adds one failure: the same cause grows its count; a new code of a failing operation keeps the operation's since.
+ * With the pass's start, the cause's first failure in a pass counts one more pass in a row (`passes`).
+ */
+export function noteFailure(input: {
+  ledger: FailureLedger;
+  failure: LedgerFailure;
+  nowMs: number;
+  passStartMs?: number | undefined;
+}): FailureLedger {
   const { failure, ledger } = input;
   const key = failureKey(failure);
   const previous = ledger[key];
@@ -45,6 +59,9 @@ export function noteFailure(input: { ledger: FailureLedger; failure: LedgerFailu
     lastMs: input.nowMs,
     message: failure.message,
   };
+  const passes = previous === undefined ? 1 : (previous.passes ?? 1);
+  const newPass = previous !== undefined && input.passStartMs !== undefined && previous.lastMs < input.passStartMs;
+  next.passes = newPass ? passes + 1 : passes;
   if (failure.requestId !== undefined) next.requestId = failure.requestId;
   return sortedLedger([...Object.entries(ledger).filter(([k]) => k !== key), [key, next]]);
 }
@@ -88,6 +105,30 @@ export function failureTypesSince(ledger: FailureLedger, sinceMs: number): strin
       Object.values(ledger)
         .filter((entry) => entry.lastMs >= sinceMs)
         .map((entry) => entry.type),
+    ),
+  ].sort();
+}
+
+/**
+ * How many passes in a row the last pass's most repeated cause has failed (its entries met since `sinceMs`), at
+ * least 1: what lengthens the backoff of a failure that keeps coming back.
+ */
+export function failureRepeatsSince(ledger: FailureLedger, sinceMs: number): number {
+  return Object.values(ledger)
+    .filter((entry) => entry.lastMs >= sinceMs)
+    .reduce((most, entry) => Math.max(most, entry.passes ?? 1), 1);
+}
+
+/**
+ * The cloud calls (ECS actions) the ledger has failing with a retryable error (5xx, throttling), sorted: a pass
+ * makes one attempt of them instead of the activity's retries, since the node already knows they fail.
+ */
+export function callsFailingRetryably(ledger: FailureLedger): string[] {
+  return [
+    ...new Set(
+      Object.values(ledger)
+        .filter((entry) => WATCHED_CALL_FAILURE_TYPES.includes(entry.type))
+        .map((entry) => entry.operation),
     ),
   ].sort();
 }

@@ -28,7 +28,7 @@ export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
   failureBackoff: 'retry after failed pass(es) (backoff)',
   stuckBackoff:
     'pods wait on something that does not change by itself (long backoff; a pod or spec change, a vSwitch ' +
-    'gaining addresses or a resync wakes the node sooner)',
+    'gaining addresses, the cloud answering a failing call again or a resync wakes the node sooner)',
   pendingPodEvent: 'a waiting pod is due its Warning event',
   openApiSync: 'OpenAPI sync due',
   gcPeriod: 'GC period (idle IPs to release or pods waiting)',
@@ -45,8 +45,10 @@ export interface NextPassInput {
   lastPassEndMs: number;
   /** Passes failed in a row. */
   failureStreak: number;
-  /** Failure types of the last pass: when every one may fix itself, the backoff is short. */
+  /** Failure types of the last pass: when every one may fix itself, the backoff starts short. */
   lastFailureTypes: readonly string[];
+  /** Passes in a row the last pass's most repeated failure failed (same call, same code): a repeat waits longer. */
+  failureRepeats?: number | undefined;
   /** A fraction in [0, 1) fixed per node, so that the safety nets of many nodes do not fire together. */
   jitter: number;
   /**
@@ -100,6 +102,7 @@ export function nextPass(input: NextPassInput): { atMs: number; reason: NextPass
   if (input.failureStreak > 0) {
     const capMs = failureBackoffMs({
       streak: input.failureStreak,
+      repeats: input.failureRepeats,
       maxMs: settings.maxFailureBackoffMs,
       transientMaxMs: settings.transientFailureBackoffMs,
       lastFailureTypes: input.lastFailureTypes,
@@ -146,10 +149,28 @@ function stuckPass(input: NextPassInput): { atMs: number; reason: NextPassReason
   if (podEventMs !== undefined) candidates.push({ atMs: podEventMs, reason: 'pendingPodEvent' });
   if (input.runDeadlineMs !== undefined) candidates.push({ atMs: input.runDeadlineMs, reason: 'runAge' });
   candidates.push({
-    atMs: last + Math.round(settings.stuckBackoffMs * (1 + input.jitter / 4)),
+    atMs: last + Math.round(stuckSleepMs(input.stuck ?? 'vSwitchExhausted', settings) * (1 + input.jitter / 4)),
     reason: 'stuckBackoff',
   });
   return candidates.reduce((best, candidate) => (candidate.atMs < best.atMs ? candidate : best));
+}
+
+/**
+ * How many failure backoffs a node stuck on a failing call sleeps at most: the worker's wake ends it when the call
+ * answers again, and this bounds the wait when nothing the worker sees tells (a fault of the node's own resources).
+ */
+export const CALLS_FAILING_SLEEP_BACKOFFS = 3;
+
+/**
+ * A stuck node's sleep: `stuckBackoffMs`, but at most {@link CALLS_FAILING_SLEEP_BACKOFFS} maximum failure backoffs
+ * when it is stuck on a failing call (which, unlike an exhausted vSwitch, ends by itself).
+ */
+export function stuckSleepMs(
+  cause: StuckCause,
+  settings: Pick<NextPassInput['settings'], 'stuckBackoffMs' | 'maxFailureBackoffMs'>,
+): number {
+  if (cause !== 'cloudCallsFailing') return settings.stuckBackoffMs;
+  return Math.min(settings.stuckBackoffMs, CALLS_FAILING_SLEEP_BACKOFFS * settings.maxFailureBackoffMs);
 }
 
 /** A fraction in [0, 1) fixed per name (FNV-1a), the same on every replay. */

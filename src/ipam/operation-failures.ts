@@ -19,6 +19,8 @@ export interface FailingOperation {
   type: string;
   /** Calls made that failed this way (activity attempts, retries included). */
   attempts: number;
+  /** Passes in a row in which it failed (absent in ledgers from before it was counted: 1). */
+  passes?: number;
   sinceMs: number;
   lastMs: number;
   /** The latest failure's message, and the cloud's RequestId when it gave one. */
@@ -216,19 +218,32 @@ export function eniOperationsCondition(input: {
 }
 
 /**
- * Delay before the pass after `streak` failed ones: 1 s doubling, capped by `maxMs`, or by `transientMaxMs` when
- * every failure of the last pass may fix itself (a 5xx, throttling), so a node is served soon after the cloud is.
+ * Failure types of a cloud call the worker sees answer again (`CloudRecoveryNotifier`: a success of the same call,
+ * or its probe): a node failing on them alone may wait long, since the worker wakes it when the cloud answers.
+ */
+export const WATCHED_CALL_FAILURE_TYPES: readonly string[] = ['EcsTransient', 'EcsThrottled', 'EcsUnknown'];
+
+/**
+ * Delay cap before the pass after `streak` failed ones. Failures that will not fix themselves: 1 s doubling per
+ * failed pass, up to `maxMs`. When every failure of the last pass may fix itself (a 5xx, throttling), the first retry
+ * comes within `transientMaxMs`, and each repeat of the same failure (`repeats`: passes in a row in which the same call
+ * failed with the same code, from the failure ledger) doubles the cap up to `maxMs`: a blip is retried soon, an
+ * outage is not hammered (the worker wakes the node when the cloud answers again).
  */
 export function failureBackoffMs(input: {
   streak: number;
+  /** Passes in a row the last pass's most repeated failure failed, this one included (at least 1). */
+  repeats?: number | undefined;
   maxMs: number;
   transientMaxMs?: number | undefined;
   lastFailureTypes: readonly string[];
 }): number {
-  const base = 1_000 * 2 ** Math.max(0, input.streak - 1);
+  const base = 1_000 * 2 ** Math.min(30, Math.max(0, input.streak - 1));
   const transient =
     input.transientMaxMs !== undefined &&
     input.lastFailureTypes.length > 0 &&
     input.lastFailureTypes.every((type) => TRANSIENT_FAILURE_TYPES.includes(type));
-  return Math.min(input.maxMs, transient ? (input.transientMaxMs ?? input.maxMs) : base, base);
+  if (!transient || input.transientMaxMs === undefined) return Math.min(input.maxMs, base);
+  const doublings = Math.min(30, Math.max(0, (input.repeats ?? 1) - 1));
+  return Math.min(input.maxMs, input.transientMaxMs * 2 ** doublings);
 }

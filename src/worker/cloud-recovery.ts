@@ -4,29 +4,70 @@ import type { ConnectionLike } from '@temporalio/client';
 import type { EcsFailure } from '../activities/ecs/ecs-errors.js';
 import type { Logger } from '../logger.js';
 import { IPAM_STATE_SEARCH_ATTRIBUTE } from '../shared/workflow-ids.js';
+import type { CloudProbe } from './cloud-probe.js';
 import { listRunningNodes, signalReconcile } from './node-wakeups.js';
 
 /** Failures that end on their own (the cloud recovers): the only ones whose end is worth telling other nodes. */
 const TRANSIENT = new Set(['EcsTransient', 'EcsThrottled', 'EcsUnknown']);
 
+/** The notifier's times, when a test shortens them (every default suits production). */
+export interface CloudRecoveryOptions {
+  minIntervalMs?: number;
+  maxIntervalMs?: number;
+  probeIntervalMs?: number;
+}
+
+/** An activity type whose last outcome was a transient failure. */
+interface Failing {
+  sinceMs: number;
+  /** The last real call (an activity's) of this type: a probe is needed only when none was made lately. */
+  lastCallMs: number;
+  /** The probe met the failure too: its first answer afterwards means the action is back. */
+  probeSawFailure: boolean;
+  /** The probe answered while real calls failed (a fault of some resources, not of the action): it cannot tell. */
+  probeBlind: boolean;
+}
+
 /**
  * Ends other nodes' failure backoff when the cloud recovers. Workflows are isolated: a node backing off after 5xx
  * answers cannot see that another node's call of the same kind just succeeded. The worker can: it sees every ECS
  * call of its region. When an activity type that failed transiently succeeds again, the notifier signals
- * `reconcile` to the running node workflows of its task queue whose `IpamState` is `Error`, at most once per
- * `minIntervalMs` and to at most `maxWorkflows` of them, so a flapping API cannot turn into a signal storm.
+ * `reconcile` to the running node workflows of its task queue whose `IpamState` is `Error`, at most `maxWorkflows`
+ * of them, so a flapping API cannot turn into a signal storm.
+ *
+ * Nodes that keep failing back off for minutes (or sleep as stuck), so they may make no call at all when the cloud
+ * recovers: the notifier then probes. While an activity type fails and no real call of it was made for
+ * `probeIntervalMs`, it makes one cheap call of the same action against ids that cannot exist (`ecsProbes`); the
+ * probe that first met the outage's failure and then an answer (`…NotFound`) declares the action back. A probe that
+ * answers while real calls fail learns nothing (the fault is the resources', not the action's) and stops until the
+ * type succeeds again.
+ *
+ * Wakes are spaced by `minIntervalMs`, doubling (up to `maxIntervalMs`) each time a transient failure follows a wake
+ * within `minIntervalMs · 6` (woken nodes that fail again: one node's fault while others' calls succeed), and back to
+ * `minIntervalMs` once no transient failure came for `maxIntervalMs`.
  */
 export class CloudRecoveryNotifier {
   private readonly client: Client;
   private readonly taskQueue: string;
   private readonly logger: Logger;
   private readonly minIntervalMs: number;
+  private readonly maxIntervalMs: number;
   private readonly maxWorkflows: number;
-  /** Activity types whose last outcome was a transient failure, with when the failures began. */
-  private readonly failing = new Map<string, number>();
+  private readonly probe: CloudProbe | undefined;
+  private readonly probeIntervalMs: number;
+  private readonly wakeNodes: () => Promise<void>;
+  private readonly failing = new Map<string, Failing>();
   private lastNotifyMs = Number.NEGATIVE_INFINITY;
+  private lastFailureMs = Number.NEGATIVE_INFINITY;
+  /** Wakes followed by failures: the wake interval is `minIntervalMs · 2^flaps`. */
+  private flaps = 0;
+  /** Whether a failure already counted as a flap of the last wake. */
+  private flapCounted = false;
   private scheduled: NodeJS.Timeout | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private probing: Promise<void> | undefined;
+  private closed = false;
 
   constructor(input: {
     connection: ConnectionLike;
@@ -34,41 +75,111 @@ export class CloudRecoveryNotifier {
     taskQueue: string;
     logger: Logger;
     minIntervalMs?: number;
+    maxIntervalMs?: number;
     maxWorkflows?: number;
+    /** How to probe an action (`ecsProbes`); absent: recovery is seen only in real calls. */
+    probe?: CloudProbe;
+    /** Probe a failing, silent action this often (default 20 s). */
+    probeIntervalMs?: number;
+    /** What a wake does (default: signal the running `Error` nodes of the task queue); tests count wakes. */
+    wakeNodes?: () => Promise<void>;
   }) {
     this.client = new Client({ connection: input.connection, namespace: input.namespace });
     this.taskQueue = input.taskQueue;
     this.logger = input.logger.child({ component: 'cloud-recovery' });
     this.minIntervalMs = input.minIntervalMs ?? 10_000;
+    this.maxIntervalMs = input.maxIntervalMs ?? 5 * 60_000;
     this.maxWorkflows = input.maxWorkflows ?? 100;
+    this.probe = input.probe;
+    this.probeIntervalMs = input.probeIntervalMs ?? 20_000;
+    this.wakeNodes = input.wakeNodes ?? (() => this.notify());
   }
 
   failed(activityType: string, failure: EcsFailure): void {
-    if (TRANSIENT.has(failure.type) && !this.failing.has(activityType)) this.failing.set(activityType, Date.now());
+    if (!TRANSIENT.has(failure.type)) return;
+    const now = Date.now();
+    if (now - this.lastFailureMs >= this.maxIntervalMs) this.flaps = 0;
+    else if (now - this.lastNotifyMs < this.minIntervalMs * 6 && !this.flapCounted) {
+      this.flaps += 1;
+      this.flapCounted = true;
+    }
+    this.lastFailureMs = now;
+    const known = this.failing.get(activityType);
+    if (known !== undefined) {
+      known.lastCallMs = now;
+      return;
+    }
+    this.failing.set(activityType, { sinceMs: now, lastCallMs: now, probeSawFailure: false, probeBlind: false });
+    this.armProbe();
   }
 
   succeeded(activityType: string): void {
-    const since = this.failing.get(activityType);
-    if (since === undefined) return;
+    this.recovered(activityType, 'call');
+  }
+
+  /** Settles once any notification or probe in flight has ended; cancels scheduled ones. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.scheduled !== undefined) clearTimeout(this.scheduled);
+    if (this.probeTimer !== undefined) clearTimeout(this.probeTimer);
+    this.scheduled = undefined;
+    this.probeTimer = undefined;
+    await Promise.all([this.running, this.probing]);
+  }
+
+  private recovered(activityType: string, by: 'call' | 'probe'): void {
+    const failing = this.failing.get(activityType);
+    if (failing === undefined) return;
     this.failing.delete(activityType);
-    this.logger.info({ activityType, failingForMs: Date.now() - since }, 'Cloud calls succeed again');
+    this.logger.info({ activityType, by, failingForMs: Date.now() - failing.sinceMs }, 'Cloud calls succeed again');
     this.schedule();
   }
 
-  /** Settles once any notification in flight has ended; cancels a scheduled one. */
-  async close(): Promise<void> {
-    if (this.scheduled !== undefined) clearTimeout(this.scheduled);
-    this.scheduled = undefined;
-    await this.running;
+  private armProbe(): void {
+    if (this.probe === undefined || this.probeTimer !== undefined || this.closed) return;
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = undefined;
+      this.probing = this.probeSilentTypes()
+        .catch((error: unknown) => {
+          this.logger.warn({ err: error }, 'Cloud probe failed');
+        })
+        .finally(() => {
+          if (this.failing.size > 0) this.armProbe();
+        });
+    }, this.probeIntervalMs);
+    this.probeTimer.unref();
+  }
+
+  /** One probe per failing activity type that no real call tried lately, one after another. */
+  private async probeSilentTypes(): Promise<void> {
+    const probe = this.probe;
+    if (probe === undefined) return;
+    const now = Date.now();
+    const due = [...this.failing.entries()]
+      .filter(([, failing]) => !failing.probeBlind && now - failing.lastCallMs >= this.probeIntervalMs)
+      .map(([activityType]) => activityType)
+      .sort();
+    for (const activityType of due) {
+      const answer = probe(activityType);
+      if (answer === undefined) continue;
+      const result = await answer;
+      const failing = this.failing.get(activityType);
+      if (failing === undefined) continue;
+      if (result === 'failing') failing.probeSawFailure = true;
+      else if (failing.probeSawFailure) this.recovered(activityType, 'probe');
+      else failing.probeBlind = true;
+    }
   }
 
   private schedule(): void {
-    if (this.scheduled !== undefined) return;
-    const delay = Math.max(0, this.lastNotifyMs + this.minIntervalMs - Date.now());
+    if (this.scheduled !== undefined || this.closed) return;
+    const intervalMs = Math.min(this.maxIntervalMs, this.minIntervalMs * 2 ** Math.min(this.flaps, 20));
+    const delay = Math.max(0, this.lastNotifyMs + intervalMs - Date.now());
     this.scheduled = setTimeout(() => {
       this.scheduled = undefined;
       this.lastNotifyMs = Date.now();
-      this.running = this.notify().catch((error: unknown) => {
+      this.flapCounted = false;
+      this.running = this.wakeNodes().catch((error: unknown) => {
         this.logger.warn({ err: error }, 'Could not wake nodes after the cloud recovered');
       });
     }, delay);

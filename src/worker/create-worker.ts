@@ -13,7 +13,9 @@ import type { NodeReadCache } from '../activities/node-read-cache.js';
 import type { Logger } from '../logger.js';
 import { activityLogInterceptors } from './sdk-logging.js';
 import type { WorkerTracing } from './tracing.js';
+import { ecsProbes } from './cloud-probe.js';
 import { CloudRecoveryNotifier } from './cloud-recovery.js';
+import type { CloudRecoveryOptions } from './cloud-recovery.js';
 import { VSwitchWakeNotifier } from './vswitch-wake.js';
 import type { VSwitchWakeOptions } from './vswitch-wake.js';
 import { workerMetrics } from './metrics.js';
@@ -88,8 +90,11 @@ export interface EniflowWorkerDeps {
   tracing?: Pick<WorkerTracing, 'callTracer' | 'activityInterceptors'>;
   /** Base URL of the Temporal Web UI: events link to the node's workflow. */
   temporalUiUrl?: string;
-  /** When the cloud recovers, wake the nodes backing off after failures (default on). */
-  wakeNodesOnCloudRecovery?: boolean;
+  /**
+   * When the cloud recovers, wake the nodes backing off after failures (default on, probing a failing action every
+   * 20 s while no node calls it): see {@link CloudRecoveryNotifier}.
+   */
+  wakeNodesOnCloudRecovery?: boolean | CloudRecoveryOptions;
   /**
    * Wake nodes stuck on exhausted vSwitches when one gains addresses (default on, polling every 60 s): see
    * {@link VSwitchWakeNotifier}.
@@ -118,6 +123,8 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
           namespace: deps.namespace,
           taskQueue: deps.taskQueue,
           logger: deps.logger,
+          probe: ecsProbes(deps.ecs),
+          ...(typeof deps.wakeNodesOnCloudRecovery === 'object' ? deps.wakeNodesOnCloudRecovery : {}),
         });
   const vSwitches = deps.vSwitches ?? new VSwitchCache();
   metrics.watchVSwitches(vSwitches);

@@ -10,6 +10,7 @@ const NON_RETRYABLE_ECS = [
   'EcsVSwitchExhausted',
   'EcsQuotaExceeded',
   'EcsNotFound',
+  'EcsInstanceNotFound',
   'EcsInvalidRequest',
   'EniAttachFailed',
 ];
@@ -26,13 +27,16 @@ export const ACTIVITY_POLICIES = {
       nonRetryableErrorTypes: NON_RETRYABLE_ECS,
     },
   },
-  /** Attach is asynchronous and quick to accept; retry a few times on throttling or 5xx. */
+  /**
+   * Attach is asynchronous and quick to accept; retry twice on throttling or 5xx (2 s, 4 s): a blip passes, and a
+   * fault that outlasts them is the pass's failure, retried on the node's backoff, soon visible as `Error`.
+   */
   attachEni: {
     startToCloseTimeout: '30 seconds',
     retry: {
       initialInterval: '2 seconds',
       backoffCoefficient: 2,
-      maximumAttempts: 5,
+      maximumAttempts: 3,
       nonRetryableErrorTypes: NON_RETRYABLE_ECS,
     },
   },
@@ -132,6 +136,15 @@ export const ACTIVITY_POLICIES = {
     },
   },
 } satisfies Record<string, ActivityOptions>;
+
+/**
+ * A policy with one attempt: for a call the node's failure ledger already has failing with a retryable error, the
+ * activity's retries inside the pass would only repeat the failure (calls against the action's budget); the node's
+ * growing backoff, and the worker's wake when the call answers again, retry it instead.
+ */
+export function singleAttempt(policy: ActivityOptions): ActivityOptions {
+  return { ...policy, retry: { ...policy.retry, maximumAttempts: 1 } };
+}
 
 /**
  * Cheap reads run as local activities, to keep histories small: no round trip through the task queue, and one

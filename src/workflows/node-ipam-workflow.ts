@@ -56,6 +56,9 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
     view: () => reconciler.view(story.ignoredSignals),
   });
   const view = (): NodeWorkflowState => reconciler.view(story.ignoredSignals);
+  reconciler.onCallFailed(() => {
+    story.callFailed();
+  });
   setHandler(reconcileSignal, (reason) => {
     reconciler.noteSignal(reason);
   });

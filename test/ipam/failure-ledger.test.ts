@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
+  callsFailingRetryably,
   eniOperationsCondition,
+  failureRepeatsSince,
   failureTypesSince,
   formatRfc3339,
   hasFailingCalls,
@@ -213,3 +215,47 @@ describe('hasFailingCalls and failureTypesSince', () => {
     assert.deepEqual(failureTypesSince(ledger, T0 + 1), ['EcsThrottled', 'EcsTransient']);
   });
 });
+
+describe('passes in a row (what lengthens the backoff)', () => {
+  /** One failing pass per entry: each pass starts a minute after the last and meets its failures at its start. */
+  function passes(...perPass: (readonly LedgerFailure[])[]): FailureLedger {
+    let ledger: FailureLedger = {};
+    perPass.forEach((failures, i) => {
+      const passStartMs = T0 + i * MIN;
+      for (const failure of failures) ledger = noteFailure({ ledger, failure, nowMs: passStartMs, passStartMs });
+      ledger = settleFailures({ ledger, passStartMs, scope: 'completed' });
+    });
+    return ledger;
+  }
+
+  it('counts one pass per pass the same call failed with the same code, however many attempts it made', () => {
+    const ledger = passes([unavailable, unavailable], [unavailable], [unavailable]);
+    assert.equal(ledger['AttachNetworkInterface/ServiceUnavailable']?.passes, 3);
+    assert.equal(failureRepeatsSince(ledger, T0 + 2 * MIN), 3);
+  });
+
+  it('starts again at 1 when the failure stopped for a pass, or for a new code', () => {
+    assert.equal(failureRepeatsSince(passes([unavailable], [], [unavailable]), T0 + 2 * MIN), 1);
+    const newCode = passes([unavailable], [unavailable], [throttled]);
+    assert.equal(failureRepeatsSince(newCode, T0 + 2 * MIN), 1);
+  });
+
+  it('takes the most repeated of the last pass, and 1 for an empty pass or a ledger from before the count', () => {
+    const ledger = passes([unavailable], [unavailable, readFailed], [unavailable, readFailed]);
+    assert.equal(failureRepeatsSince(ledger, T0 + 2 * MIN), 3);
+    assert.equal(failureRepeatsSince({}, T0), 1);
+    const old = { ...(ledger['AttachNetworkInterface/ServiceUnavailable'] ?? throwIt()) };
+    delete old.passes;
+    assert.equal(failureRepeatsSince({ old }, T0), 1);
+  });
+
+  it('names the calls failing with a retryable error, once each and sorted', () => {
+    const assign = { ...throttled, operation: 'AssignPrivateIpAddresses' };
+    const ledger = passes([unavailable, throttled, assign, exhausted, readFailed]);
+    assert.deepEqual(callsFailingRetryably(ledger), ['AssignPrivateIpAddresses', 'AttachNetworkInterface']);
+  });
+});
+
+function throwIt(): never {
+  throw new Error('missing entry');
+}

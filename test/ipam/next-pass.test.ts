@@ -130,10 +130,39 @@ describe('nextPass', () => {
       reason: 'failureBackoff',
     },
     {
-      name: 'the short cap holds when every failure may fix itself',
-      input: { failureStreak: 12, lastFailureTypes: ['EcsThrottled', 'EcsTransient'] },
+      name: 'the short cap holds when every failure may fix itself, the first time',
+      input: { failureStreak: 12, failureRepeats: 1, lastFailureTypes: ['EcsThrottled', 'EcsTransient'] },
       atMs: LAST + 10_000,
       reason: 'failureBackoff',
+    },
+    {
+      name: 'a transient failure that keeps coming back waits longer each time',
+      input: { failureStreak: 3, failureRepeats: 3, lastFailureTypes: ['EcsTransient'] },
+      atMs: LAST + 40_000,
+      reason: 'failureBackoff',
+    },
+    {
+      name: 'up to the long cap, with full jitter under it',
+      input: { failureStreak: 40, failureRepeats: 40, lastFailureTypes: ['EcsTransient'], backoffRandom: 0.5 },
+      atMs: LAST + 150_000,
+      reason: 'failureBackoff',
+    },
+    {
+      name: 'a node stuck on a failing call sleeps three long backoffs (the worker wakes it when the call answers)',
+      input: { stuck: 'cloudCallsFailing', failureStreak: 6, failureRepeats: 6, lastFailureTypes: ['EcsTransient'] },
+      atMs: LAST + 15 * 60_000,
+      reason: 'stuckBackoff',
+    },
+    {
+      name: 'a node stuck on a failing call sleeps no longer than stuckBackoffMs',
+      input: {
+        stuck: 'cloudCallsFailing',
+        settings: { ...base.settings, maxFailureBackoffMs: 20 * 60_000 },
+        failureStreak: 6,
+        lastFailureTypes: ['EcsTransient'],
+      },
+      atMs: LAST + 30 * 60_000,
+      reason: 'stuckBackoff',
     },
     {
       name: 'a stuck node sleeps the long backoff instead of the GC period',

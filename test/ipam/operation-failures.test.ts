@@ -42,6 +42,7 @@ describe('noteFailure and settleFailures', () => {
       'AttachNetworkInterface/ServiceUnavailable': {
         ...attach,
         attempts: 10,
+        passes: 1,
         sinceMs: NOW,
         lastMs: NOW + 40_000,
         message: 'm',
@@ -192,25 +193,33 @@ describe('eniOperationsCondition', () => {
 });
 
 describe('failureBackoffMs', () => {
+  const transient = { maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient'] };
   const table: [string, Parameters<typeof failureBackoffMs>[0], number][] = [
-    ['first failure', { streak: 1, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient'] }, 1_000],
+    ['first transient failure: the short cap', { ...transient, streak: 1, repeats: 1 }, 10_000],
+    ['no repeat count: as the first', { ...transient, streak: 9 }, 10_000],
+    ['the same failure again: the cap doubles', { ...transient, streak: 2, repeats: 2 }, 20_000],
+    ['four times in a row', { ...transient, streak: 4, repeats: 4 }, 80_000],
+    ['repeats, not failed passes, lengthen it', { ...transient, streak: 9, repeats: 2 }, 20_000],
+    ['up to the long cap', { ...transient, streak: 12, repeats: 12 }, 300_000],
+    ['however long it lasts', { ...transient, streak: 4_000, repeats: 4_000 }, 300_000],
     [
-      'transient: capped short',
-      { streak: 9, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient', 'EcsThrottled'] },
-      10_000,
+      'throttling and 5xx together: transient',
+      { ...transient, streak: 3, repeats: 3, lastFailureTypes: ['EcsTransient', 'EcsThrottled'] },
+      40_000,
+    ],
+    [
+      'not transient: 1 s doubling per failed pass',
+      { ...transient, streak: 3, lastFailureTypes: ['EcsInvalidRequest'] },
+      4_000,
     ],
     [
       'not transient: long cap',
-      { streak: 9, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient', 'EcsInvalidRequest'] },
+      { ...transient, streak: 9, repeats: 1, lastFailureTypes: ['EcsTransient', 'EcsInvalidRequest'] },
       256_000,
     ],
     ['no short cap configured', { streak: 12, maxMs: 300_000, lastFailureTypes: ['EcsTransient'] }, 300_000],
     ['no failure types known', { streak: 12, maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: [] }, 300_000],
-    [
-      'short cap above the long one',
-      { streak: 12, maxMs: 2_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient'] },
-      2_000,
-    ],
+    ['short cap above the long one', { ...transient, streak: 12, maxMs: 2_000 }, 2_000],
   ];
   for (const [name, input, expected] of table) {
     it(name, () => {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { nextPendingPodEventMs, STUCK_AFTER_FAILED_PASSES, STUCK_CAUSES, stuckWaitOf } from '../../src/ipam/index.js';
+import {
+  nextPendingPodEventMs,
+  STUCK_AFTER_FAILED_PASSES,
+  STUCK_AFTER_REPEATED_CALL_FAILURES,
+  STUCK_CAUSES,
+  stuckWaitOf,
+} from '../../src/ipam/index.js';
 import type { StuckCause, StuckWaitInput } from '../../src/ipam/index.js';
 
 /** A pass that left pods waiting and planned nothing, with nothing else pending: the cause decides the rest. */
@@ -60,6 +66,51 @@ describe('stuckWaitOf', () => {
     {
       name: 'a 5xx among the failures may pass by itself: not stuck',
       input: { failureTypes: ['EcsQuotaExceeded', 'EcsTransient'], failureStreak: 9 },
+      expected: undefined,
+    },
+    {
+      name: 'a 5xx of a call, the first times: the short retries',
+      input: {
+        failureTypes: ['EcsTransient'],
+        failureStreak: 9,
+        failureRepeats: STUCK_AFTER_REPEATED_CALL_FAILURES - 1,
+        plannedAllocations: 1,
+      },
+      expected: undefined,
+    },
+    {
+      name: 'the same 5xx pass after pass: stuck on the failing call (the worker wakes it)',
+      input: {
+        failureTypes: ['EcsThrottled', 'EcsTransient'],
+        failureStreak: 9,
+        failureRepeats: STUCK_AFTER_REPEATED_CALL_FAILURES,
+        plannedAllocations: 1,
+      },
+      expected: 'cloudCallsFailing',
+    },
+    {
+      name: 'an ENI in a wrong state is not what the worker watches: not stuck',
+      input: { failureTypes: ['EcsInvalidState'], failureStreak: 9, failureRepeats: 9 },
+      expected: undefined,
+    },
+    {
+      name: 'failing calls with GC work left: not stuck',
+      input: { failureTypes: ['EcsTransient'], failureRepeats: 9, otherWork: true },
+      expected: undefined,
+    },
+    {
+      name: 'the instance does not exist: stuck at once',
+      input: { failureTypes: ['EcsInstanceNotFound'], failureStreak: 1, plannedAllocations: 1 },
+      expected: 'instanceNotFound',
+    },
+    {
+      name: 'the instance missing explains more than an exhausted vSwitch',
+      input: { failureTypes: ['EcsInstanceNotFound', 'EcsVSwitchExhausted'], failureStreak: 1 },
+      expected: 'instanceNotFound',
+    },
+    {
+      name: 'the instance missing beside a 5xx: not stuck',
+      input: { failureTypes: ['EcsInstanceNotFound', 'EcsTransient'], failureStreak: 1 },
       expected: undefined,
     },
     {

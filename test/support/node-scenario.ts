@@ -174,7 +174,7 @@ export async function startNodeScenario(
     /** Spans for the worker's activities and calls, as `npm run worker` has with an OTLP endpoint. */
     tracing?: WorkerTracing;
     /** The worker's vSwitch cache and vSwitch wake, when a test shortens their times. */
-    worker?: Pick<EniflowWorkerDeps, 'vSwitches' | 'vSwitchWake'>;
+    worker?: Pick<EniflowWorkerDeps, 'vSwitches' | 'vSwitchWake' | 'wakeNodesOnCloudRecovery'>;
   },
 ): Promise<NodeScenario> {
   const nodeName = uniqueName(input.name);

@@ -20,8 +20,13 @@ export const ECS_FAILURE_TYPES = [
    * them answers `Ipv4CountExceeded` too (ECS documents no prefix-specific code).
    */
   'EcsQuotaExceeded',
-  /** `InvalidEniId.NotFound`, `InvalidEcsId.NotFound`, …: the resource is gone. */
+  /** `InvalidEniId.NotFound`, `InvalidVSwitchId.NotFound`, …: the resource is gone. */
   'EcsNotFound',
+  /**
+   * `InvalidInstanceId.NotFound`, `InvalidEcsId.NotFound`: the node's instance does not exist. Not the ENI's fault: an
+   * ENI whose attach meets it is kept, and the node waits for a spec change instead of retrying.
+   */
+  'EcsInstanceNotFound',
   /** `InvalidOperation.InvalidEniState`: the ENI is mid-transition or in the wrong state; worth a later retry. */
   'EcsInvalidState',
   /** Bad parameters, signature or permission problems, idempotency mismatches: retrying cannot help. */
@@ -37,6 +42,7 @@ export const NON_RETRYABLE_ECS_FAILURES: readonly EcsFailureType[] = [
   'EcsVSwitchExhausted',
   'EcsQuotaExceeded',
   'EcsNotFound',
+  'EcsInstanceNotFound',
   'EcsInvalidRequest',
 ];
 
@@ -70,6 +76,10 @@ const CODE_TYPES: readonly { match: (code: string) => boolean; type: EcsFailureT
         'MaxEniCountExceeded',
       ].includes(code),
     type: 'EcsQuotaExceeded',
+  },
+  {
+    match: (code) => code === 'InvalidInstanceId.NotFound' || code === 'InvalidEcsId.NotFound',
+    type: 'EcsInstanceNotFound',
   },
   { match: (code) => code.endsWith('.NotFound'), type: 'EcsNotFound' },
   { match: (code) => code === 'InvalidOperation.InvalidEniState', type: 'EcsInvalidState' },

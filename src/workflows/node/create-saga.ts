@@ -16,7 +16,7 @@ import type {
   PendingCreate,
   VSwitchInfo,
 } from '../../ipam/index.js';
-import { attach, create, ecsRead, release, wait } from './activities.js';
+import { attach, attachOnce, create, ecsRead, release, wait } from './activities.js';
 import { attachResultOfFailure, reportAttach } from './attach-metric.js';
 import type { OperationTracker } from './operation-tracker.js';
 import { emptyReport, stepFailure } from './step-failure.js';
@@ -47,6 +47,8 @@ export class CreateSaga {
   private readonly tracker: OperationTracker;
   private readonly horizonMs: number;
   private readonly holdReleases: boolean;
+  /** The node's ledger has AttachNetworkInterface failing with a retryable error: one attempt, no retries. */
+  private readonly attachKnownFailing: boolean;
 
   constructor(input: {
     nodeName: string;
@@ -56,6 +58,8 @@ export class CreateSaga {
     horizonMs: number;
     /** Degradation l1: no detach or delete; an ENI whose attach failed for good is left for GC (run once lifted). */
     holdReleases?: boolean;
+    /** ECS actions the node's failure ledger has failing with a retryable error (`callsFailingRetryably`). */
+    failingCalls?: readonly string[];
   }) {
     this.nodeName = input.nodeName;
     this.clusterId = input.clusterId;
@@ -63,6 +67,7 @@ export class CreateSaga {
     this.tracker = input.tracker;
     this.horizonMs = input.horizonMs;
     this.holdReleases = input.holdReleases === true;
+    this.attachKnownFailing = input.failingCalls?.includes('AttachNetworkInterface') === true;
   }
 
   async run(input: {
@@ -242,7 +247,8 @@ export class CreateSaga {
     try {
       const action = attaching ? 'AttachNetworkInterface' : 'DescribeNetworkInterfaces';
       await this.tracker.track({ kind: 'createEni', action, eniId, detail: 'until InUse' }, async () => {
-        if (attaching) await attach.attachEni({ eniId, instanceId: this.instanceId });
+        const attachCall = this.attachKnownFailing ? attachOnce : attach;
+        if (attaching) await attachCall.attachEni({ eniId, instanceId: this.instanceId });
         await wait.waitEniStatus({ eniId, status: 'InUse' });
       });
       observe('success');

@@ -42,6 +42,8 @@ export class EniOperator {
   private readonly tracker: OperationTracker;
   /** Set while degradation holds back releasing calls: a failed attach leaves its ENI for GC, not compensated. */
   private readonly holdReleases: boolean;
+  /** ECS actions the node already knows fail with a retryable error: tried once per pass. */
+  private readonly failingCalls: readonly string[];
 
   constructor(input: {
     nodeName: string;
@@ -49,12 +51,14 @@ export class EniOperator {
     clusterId: string;
     tracker: OperationTracker;
     holdReleases?: boolean;
+    failingCalls?: readonly string[];
   }) {
     this.nodeName = input.nodeName;
     this.instanceId = input.instanceId;
     this.clusterId = input.clusterId;
     this.tracker = input.tracker;
     this.holdReleases = input.holdReleases === true;
+    this.failingCalls = input.failingCalls ?? [];
   }
 
   /** Runs every allocation at once; the reports come back in plan order. */
@@ -76,6 +80,7 @@ export class EniOperator {
               tracker: this.tracker,
               horizonMs: input.createAttemptHorizonMs,
               holdReleases: this.holdReleases,
+              failingCalls: this.failingCalls,
             }).run({
               allocation,
               spec: input.spec,

@@ -1,4 +1,10 @@
-import { failureTypesSince, hasFailingCalls, mergeSeenVersions } from '../../ipam/index.js';
+import {
+  callsFailingRetryably,
+  failureRepeatsSince,
+  failureTypesSince,
+  hasFailingCalls,
+  mergeSeenVersions,
+} from '../../ipam/index.js';
 import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
@@ -83,6 +89,11 @@ export class NodeReconciler {
 
   carry(): CarriedState {
     return carryState(this.state);
+  }
+
+  /** Called when a cloud operation of a pass fails, as soon as the workflow learns it. */
+  onCallFailed(listener: () => void): void {
+    this.tracker.onFailure(listener);
   }
 
   /** Whether a signal or an update asked for a pass since the current one started. */
@@ -193,6 +204,7 @@ export class NodeReconciler {
     this.schedule.passEnded({
       failed,
       failureTypes: failed ? failureTypesSince(this.state.failures ?? {}, record.startMs) : [],
+      failureRepeats: failed ? failureRepeatsSince(this.state.failures ?? {}, record.startMs) : 0,
       failureStreak: this.state.failureStreak,
     });
     this.summary.stuck = this.schedule.stuck;
@@ -308,6 +320,7 @@ export class NodeReconciler {
       clusterId: this.settings.clusterId,
       tracker: this.tracker,
       holdReleases: !this.degradation.gates().release,
+      failingCalls: callsFailingRetryably(this.state.failures ?? {}),
     });
   }
 

@@ -75,6 +75,17 @@ export class NodeStory {
     this.refreshDetails();
   }
 
+  /**
+   * A cloud call of the running pass failed: the node shows `IpamState = Error` now, not when the pass ends (its
+   * compensation, status write and notices may take seconds more). One upsert when the node turns to Error, none
+   * while it already shows it, and none on a healthy node.
+   */
+  callFailed(): void {
+    if (this.published.state === 'Error') return;
+    upsertSearchAttributes([{ key: IPAM_STATE_SEARCH_ATTRIBUTE, value: 'Error' }]);
+    this.published.state = 'Error';
+  }
+
   /** After a pass: one upsert of whatever changed (one history event), none when nothing did. */
   passEnded(): void {
     this.passStartMs = undefined;

@@ -3,12 +3,21 @@ import type { PendingOperation } from '../messages.js';
 /** The cloud operations a node has in flight, for the `state` query (never in history). */
 export class OperationTracker {
   private pending: PendingOperation[] = [];
+  private failureListener: (() => void) | undefined;
+
+  /** Told when a tracked operation fails, the moment the workflow learns it (before the pass folds and writes). */
+  onFailure(listener: () => void): void {
+    this.failureListener = listener;
+  }
 
   async track<T>(operation: Omit<PendingOperation, 'startedAtMs'>, run: () => Promise<T>): Promise<T> {
     const entry: PendingOperation = { ...operation, startedAtMs: Date.now() };
     this.pending = [...this.pending, entry];
     try {
       return await run();
+    } catch (error) {
+      this.failureListener?.();
+      throw error;
     } finally {
       this.pending = this.pending.filter((item) => item !== entry);
     }

@@ -51,6 +51,7 @@ export class PassRecord {
         ledger: this.state.failures ?? {},
         failure: ledgerFailureOf(step),
         nowMs: now,
+        passStartMs: this.startMs,
       });
     }
   }

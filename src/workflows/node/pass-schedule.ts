@@ -15,7 +15,7 @@ import type { NodeIpamSettings } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
 
 /** What a ready pass found that decides whether its waiting pods are stuck (see `stuckWaitOf`). */
-export type StuckFacts = Omit<StuckWaitInput, 'failureTypes' | 'failureStreak'>;
+export type StuckFacts = Omit<StuckWaitInput, 'failureTypes' | 'failureStreak' | 'failureRepeats'>;
 
 /**
  * The scheduling facts of a node's last pass, run-local: GC work left, the due OpenAPI sync, the pass's failure
@@ -25,6 +25,8 @@ export class PassSchedule {
   private hasPendingWork = false;
   nextSyncMs: number | undefined;
   private lastFailureTypes: string[] = [];
+  /** Passes in a row the last pass's most repeated failure failed: a failure that keeps coming back waits longer. */
+  private failureRepeats = 0;
   /** Set when the last pass found its waiting pods stuck: the node then sleeps `stuckBackoffMs`. */
   stuck: StuckCause | undefined;
   /** Drawn once per failed pass (seeded, so the same on replay): the failure backoff's full jitter. */
@@ -86,8 +88,9 @@ export class PassSchedule {
   }
 
   /** After the pass, once its failures are settled. */
-  passEnded(input: { failed: boolean; failureTypes: string[]; failureStreak: number }): void {
+  passEnded(input: { failed: boolean; failureTypes: string[]; failureRepeats: number; failureStreak: number }): void {
     this.lastFailureTypes = input.failed ? input.failureTypes : [];
+    this.failureRepeats = input.failed ? input.failureRepeats : 0;
     // Drawn here, on the workflow's path, never in next(): the `state` query calls that, and a query must not
     // advance the workflow's random sequence.
     this.backoffRandom = input.failed ? Math.random() : undefined;
@@ -95,7 +98,12 @@ export class PassSchedule {
     this.stuck =
       facts === undefined
         ? undefined
-        : stuckWaitOf({ ...facts, failureTypes: this.lastFailureTypes, failureStreak: input.failureStreak });
+        : stuckWaitOf({
+            ...facts,
+            failureTypes: this.lastFailureTypes,
+            failureRepeats: this.failureRepeats,
+            failureStreak: input.failureStreak,
+          });
   }
 
   next(input: { nodeName: string; settings: NodeIpamSettings; state: CarriedState; lastPassEndMs: number }): {
@@ -107,6 +115,7 @@ export class PassSchedule {
       lastPassEndMs: input.lastPassEndMs,
       failureStreak: state.failureStreak,
       lastFailureTypes: this.lastFailureTypes,
+      failureRepeats: this.failureRepeats,
       backoffRandom: this.backoffRandom,
       jitter: jitterOf(input.nodeName),
       settings,

@@ -76,6 +76,18 @@ describe('classifyEcsError', () => {
       retryable: false,
     },
     {
+      name: 'InvalidEcsId.NotFound (the instance is missing, not the ENI)',
+      error: sdkError('client', 'InvalidEcsId.NotFound'),
+      type: 'EcsInstanceNotFound',
+      retryable: false,
+    },
+    {
+      name: 'InvalidInstanceId.NotFound',
+      error: sdkError('client', 'InvalidInstanceId.NotFound'),
+      type: 'EcsInstanceNotFound',
+      retryable: false,
+    },
+    {
       name: 'InvalidEniState',
       error: sdkError('client', 'InvalidOperation.InvalidEniState'),
       type: 'EcsInvalidState',

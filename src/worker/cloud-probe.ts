@@ -1,0 +1,63 @@
+import type { EcsApi } from '../activities/ecs/ecs-api.js';
+import { EcsCallError } from '../activities/ecs/ecs-errors.js';
+
+/** What one probe learned: the action answers (anything but a retryable failure), or still fails retryably. */
+export type ProbeAnswer = 'answers' | 'failing';
+
+/** A cheap call of the action an activity type makes, or undefined when that activity type has no probe. */
+export type CloudProbe = (activityType: string) => Promise<ProbeAnswer> | undefined;
+
+/** Ids no resource has: a healthy API answers `…NotFound`, so a probe changes nothing in the account. */
+export const PROBE_ENI_ID = 'eni-eniflow-probe-none';
+export const PROBE_INSTANCE_ID = 'i-eniflow-probe-none';
+const PROBE_VSWITCH_ID = 'vsw-eniflow-probe-none';
+const PROBE_SECURITY_GROUP_ID = 'sg-eniflow-probe-none';
+
+/** Failure types that mean the action itself is still down (the notifier's transient set). */
+const STILL_FAILING = new Set(['EcsTransient', 'EcsThrottled', 'EcsUnknown']);
+
+/**
+ * The probes of the ECS activities: each calls the activity's action against ids that cannot exist, so the only
+ * answers are a refusal (`InvalidEniId.NotFound`, `InvalidVSwitchId.NotFound`, …: the action is back) or the
+ * outage's own 5xx or throttling. A create names a vSwitch that does not exist, so it cannot make an ENI.
+ */
+export function ecsProbes(ecs: EcsApi): CloudProbe {
+  const eni = { eniId: PROBE_ENI_ID };
+  const assignIpv4 = () => ecs.assignIpv4({ ...eni, count: 1, clientToken: 'eniflow-probe' });
+  const assignIpv6 = () => ecs.assignIpv6({ ...eni, count: 1, clientToken: 'eniflow-probe' });
+  const calls: Readonly<Record<string, () => Promise<unknown>>> = {
+    attachEni: () => ecs.attachEni({ ...eni, instanceId: PROBE_INSTANCE_ID }),
+    detachEni: () => ecs.detachEni({ ...eni, instanceId: PROBE_INSTANCE_ID }),
+    deleteEni: () => ecs.deleteEni(eni),
+    createEni: () =>
+      ecs.createEni({
+        vSwitchId: PROBE_VSWITCH_ID,
+        securityGroupIds: [PROBE_SECURITY_GROUP_ID],
+        eniType: 'Secondary',
+        trafficMode: 'Standard',
+        ipv4Count: 1,
+        ipv6Count: 0,
+        tags: {},
+        clientToken: 'eniflow-probe',
+        description: 'eniflow probe (cannot succeed: no such vSwitch)',
+      }),
+    assignIpv4,
+    assignIpv6,
+    assignIpv4Prefixes: assignIpv4,
+    assignIpv6Prefixes: assignIpv6,
+    unassignIpv4: () => ecs.unassignIpv4({ ...eni, ips: ['192.0.2.1'] }),
+    unassignIpv6: () => ecs.unassignIpv6({ ...eni, ips: ['2001:db8::1'] }),
+    waitEniStatus: () => ecs.describeEnis({ eniIds: [PROBE_ENI_ID] }),
+    describeEnisById: () => ecs.describeEnis({ eniIds: [PROBE_ENI_ID] }),
+    describeNodeEnis: () => ecs.describeEnis({ eniIds: [PROBE_ENI_ID] }),
+  };
+  return (activityType) => {
+    const call = calls[activityType];
+    if (call === undefined) return undefined;
+    return call().then(
+      (): ProbeAnswer => 'answers',
+      (error: unknown): ProbeAnswer =>
+        error instanceof EcsCallError && !STILL_FAILING.has(error.failure.type) ? 'answers' : 'failing',
+    );
+  };
+}
