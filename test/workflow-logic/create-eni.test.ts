@@ -121,7 +121,9 @@ describe('create saga', () => {
       assert.deepEqual(writtenStatuses(node).get('eni-new-1'), ['Deleting'], 'first written as Deleting');
       assert.equal(node.crEnis()['eni-new-1']?.status, 'Deleting');
       const state = await workflow.query(stateQuery);
-      assert.ok(state.lastErrors.some((error) => error.operation === 'deleteEni' && error.eniId === 'eni-new-1'));
+      assert.ok(
+        state.lastErrors.some((error) => error.operation === 'DeleteNetworkInterface' && error.eniId === 'eni-new-1'),
+      );
 
       // The GC of the following passes (retried after backoff: the pass failed) deletes it once the cloud lets it.
       deleteWorks.open();
