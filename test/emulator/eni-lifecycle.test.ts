@@ -247,4 +247,40 @@ describe('ENI lifecycle', () => {
     assert.deepEqual(ids(await describeEnis({ vSwitchId: DEMO.vSwitchHSmall })), [other]);
     assert.deepEqual(ids(await describeEnis({ networkInterfaceId: [other, tagged] })), [tagged, other]);
   });
+
+  it('tags ENIs with TagResources: adds or overwrites keys, keeps the others, and tags nothing if one id is unknown', async () => {
+    const first = await harness.createEni({
+      tag: [new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'creator', value: 'terway' })],
+    });
+    const second = await harness.createEni({
+      tag: [new $Ecs.CreateNetworkInterfaceRequestTag({ key: 'eniflow.io/cluster-id', value: 'old' })],
+    });
+    const tagResources = (resourceId: string[], resourceType = 'eni') =>
+      harness.ecs.tagResources(
+        new $Ecs.TagResourcesRequest({
+          regionId: DEMO.regionId,
+          resourceType,
+          resourceId,
+          tag: [new $Ecs.TagResourcesRequestTag({ key: 'eniflow.io/cluster-id', value: 'c-1' })],
+        }),
+      );
+    const tagsOf = async (eniId: string) =>
+      (await harness.emulator.admin.inventory()).networkInterfaces.find((eni) => eni.eniId === eniId)?.tags;
+
+    const unknown = await captureError(() => tagResources([first, 'eni-missing00000000000']));
+    assert.ok(unknown instanceof $OpenApi.ClientError);
+    assert.equal(unknown.code, 'InvalidResourceId.NotFound');
+    assert.deepEqual(await tagsOf(first), { creator: 'terway' }, 'nothing tagged');
+    const wrongType = await captureError(() => tagResources([first], 'instance'));
+    assert.equal((wrongType as $OpenApi.ClientError).code, 'InvalidResourceType.NotFound');
+
+    await tagResources([first, second]);
+    assert.deepEqual(await tagsOf(first), { creator: 'terway', 'eniflow.io/cluster-id': 'c-1' });
+    assert.deepEqual(await tagsOf(second), { 'eniflow.io/cluster-id': 'c-1' });
+    const listed = await describeEnis({
+      tag: [new $Ecs.DescribeNetworkInterfacesRequestTag({ key: 'eniflow.io/cluster-id', value: 'c-1' })],
+    });
+    const listedIds = (listed.networkInterfaceSets?.networkInterfaceSet ?? []).map((eni) => eni.networkInterfaceId);
+    assert.deepEqual(listedIds.sort(), [first, second].sort());
+  });
 });
