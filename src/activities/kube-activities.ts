@@ -22,7 +22,7 @@ export {
   podSnapshotOf,
 } from './kube/node-snapshot.js';
 export type { NodeSnapshot, RawObject } from './kube/node-snapshot.js';
-export { nodeViewDigest, nodeViewOf } from './kube/node-view.js';
+export { fullViewPage, nodeViewDigest, nodeViewOf, VIEW_PODS_PER_PAGE } from './kube/node-view.js';
 export type { NodeView, NodeViewReply } from './kube/node-view.js';
 
 export function createKubeActivities(deps: KubeActivityDeps) {

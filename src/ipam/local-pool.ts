@@ -238,8 +238,19 @@ function servesPod(eni: Readonly<NetworkInterface>, request: PodIpRequest): bool
 }
 
 function firstAvailable(eni: Readonly<NetworkInterface>, family: IpFamily): IpEntry | undefined {
-  return ipEntries(eni, family).find(isAvailable);
+  // Sorted once per ENI and family: every waiting pod asks every ENI, and 10,000 pods re-sorting 3 ENIs' addresses
+  // took most of a pass's workflow task. The pool works on its own clones, whose addresses it binds but never adds.
+  let byFamily = sortedEntries.get(eni);
+  if (byFamily === undefined) {
+    byFamily = {};
+    sortedEntries.set(eni, byFamily);
+  }
+  byFamily[family] ??= ipEntries(eni, family);
+  return byFamily[family].find(isAvailable);
 }
+
+/** {@link firstAvailable}'s sorted addresses, by ENI object (a clone of one call, gone with it). */
+const sortedEntries = new WeakMap<Readonly<NetworkInterface>, Partial<Record<IpFamily, IpEntry[]>>>();
 
 /** The first ENI, in allocation order, with an idle IP of every family the pod still needs. */
 function pickEni(input: {

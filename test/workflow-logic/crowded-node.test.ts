@@ -46,6 +46,7 @@ async function historyFacts(workflow: NodeWorkflowHandle) {
   const bytesBySignal: number[] = [0];
   const readBytesBySignal: number[] = [0];
   let failedTasks = 0;
+  let largestEventBytes = 0;
   let longestTaskMs = 0;
   let taskStartMs = 0;
   for (const event of history.events ?? []) {
@@ -54,6 +55,7 @@ async function historyFacts(workflow: NodeWorkflowHandle) {
       readBytesBySignal.push(0);
     }
     const size = proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    largestEventBytes = Math.max(largestEventBytes, size);
     const bytes = isReadMarker(event) ? readBytesBySignal : bytesBySignal;
     bytes[bytes.length - 1] = (bytes.at(-1) ?? 0) + size;
     const atMs = Number(event.eventTime?.seconds ?? 0) * 1_000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6);
@@ -68,7 +70,7 @@ async function historyFacts(workflow: NodeWorkflowHandle) {
       failedTasks += 1;
     }
   }
-  return { bytesBySignal, readBytesBySignal, failedTasks, longestTaskMs };
+  return { bytesBySignal, readBytesBySignal, failedTasks, longestTaskMs, largestEventBytes };
 }
 
 describe('a node with 10,000 waiting pods', () => {
@@ -105,6 +107,8 @@ describe('a node with 10,000 waiting pods', () => {
 
       const facts = await historyFacts(workflow);
       assert.equal(facts.failedTasks, 0, 'no workflow task failed or timed out');
+      // The run's first read holds every pod, in pages: no history event nears Temporal's 2 MB payload limit.
+      assert.ok(facts.largestEventBytes < 600_000, `the largest history event is ${facts.largestEventBytes} bytes`);
       // What the passes write besides reading the node: the first (its 3 creates, the Events) and a later one.
       const [firstPassBytes = 0, laterPassBytes = 0] = facts.bytesBySignal;
       assert.ok(firstPassBytes < 96_000, `the first pass wrote ${firstPassBytes} bytes of history besides its read`);

@@ -12,7 +12,7 @@ import {
   podSnapshotOf,
 } from './node-snapshot.js';
 import type { NodeSnapshot, RawObject } from './node-snapshot.js';
-import { nodeViewDigest, nodeViewOf, NodeViewBases } from './node-view.js';
+import { fullViewPage, nodeViewDigest, nodeViewOf, NodeViewBases } from './node-view.js';
 import type { NodeViewReply } from './node-view.js';
 
 /** Terway's per-node runtime CR (cluster-scoped, named after the node), written by its daemon since v1.11.3. */
@@ -109,12 +109,18 @@ export function createNodeReads(ctx: KubeContext) {
       nodeName: string;
       base?: string;
       after?: Record<string, string>;
+      /** The next page of a view sent in full (see `fullViewPage`); a worker without that view reads afresh. */
+      page?: { digest: string; after: string };
     }): Promise<NodeViewReply> {
+      const paged = input.page === undefined ? undefined : bases.get(input.nodeName, input.page.digest);
+      if (input.page !== undefined && paged !== undefined) {
+        return fullViewPage({ view: paged, digest: input.page.digest, after: input.page.after });
+      }
       const view = nodeViewOf(await readNode(input));
       const digest = nodeViewDigest(view);
       const base = input.base === undefined ? undefined : bases.get(input.nodeName, input.base);
       bases.remember(input.nodeName, digest, view);
-      if (input.base === undefined || base === undefined) return { digest, full: view };
+      if (input.base === undefined || base === undefined) return fullViewPage({ view, digest });
       return { digest, base: input.base, changes: jsonDelta(base, view) };
     },
 

@@ -18,10 +18,46 @@ export interface NodeView {
 
 /**
  * What `readNodeView` returns: the view in full, or the changes since the view whose digest the workflow sent
- * (empty when nothing changed). `digest` names the resulting view, for the next read.
+ * (empty when nothing changed). `digest` names the resulting view, for the next read. A view in full comes in pages
+ * of at most {@link VIEW_PODS_PER_PAGE} pods: `more` names the last pod sent when pods remain (the workflow asks for
+ * the pods after it), `after` the pod a later page starts after (absent on a first page, which also carries the CR).
  */
 export type NodeViewReply =
-  { digest: string; full: NodeView } | { digest: string; base: string; changes: JsonChange[] };
+  | { digest: string; full: NodeView; after?: string; more?: string }
+  | { digest: string; base: string; changes: JsonChange[] };
+
+/**
+ * Pods per page of a view sent in full. Each reply is a local activity's marker in the workflow's history, and
+ * Temporal refuses a payload past 2 MB: a node with 10,000 pods (about 200 bytes each) is read in 5 pages of about
+ * 400 KB, not one of 2 MB, and a node with 20,000 still can be.
+ */
+export const VIEW_PODS_PER_PAGE = 2_000;
+
+/** One page of `view` in full: its pods after `after` (in key order), at most `perPage`; the first page holds the rest. */
+export function fullViewPage(input: {
+  view: NodeView;
+  digest: string;
+  after?: string | undefined;
+  perPage?: number;
+}): Extract<NodeViewReply, { full: NodeView }> {
+  const perPage = Math.max(1, input.perPage ?? VIEW_PODS_PER_PAGE);
+  const keys = Object.keys(input.view.pods).sort();
+  const start = input.after === undefined ? 0 : keys.findIndex((key) => key > (input.after ?? ''));
+  const page = start < 0 ? [] : keys.slice(start, start + perPage);
+  const pods: Record<string, PodSnapshot> = {};
+  for (const key of page) {
+    const pod = input.view.pods[key];
+    if (pod !== undefined) pods[key] = pod;
+  }
+  const more = start >= 0 && start + perPage < keys.length ? page.at(-1) : undefined;
+  const full: NodeView = input.after === undefined ? { ...input.view, pods } : { nodeName: input.view.nodeName, pods };
+  return {
+    digest: input.digest,
+    full,
+    ...(input.after === undefined ? {} : { after: input.after }),
+    ...(more === undefined ? {} : { more }),
+  };
+}
 
 /** The compact view of a snapshot (pods keyed by `namespace/name`, in key order). */
 export function nodeViewOf(snapshot: NodeSnapshot): NodeView {

@@ -11,7 +11,7 @@ import {
   STATUS_CHANGE_DEPTH,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeStatus, PoolStatusFields, VSwitchInfo } from '../../ipam/index.js';
-import type { NodeSnapshot, NodeView } from '../../activities/index.js';
+import type { NodeSnapshot, NodeView, NodeViewReply } from '../../activities/index.js';
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
 import type { CarriedState } from './carried-state.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
@@ -44,6 +44,27 @@ export class NodeReader {
     this.nodeName = nodeName;
   }
 
+  /**
+   * A view sent in full, with the pages after the first (a node with thousands of pods): each page is one small
+   * marker. A worker that no longer holds the view answers with a fresh first page, which starts the view again.
+   */
+  private async restOfView(
+    first: Extract<NodeViewReply, { full: NodeView }>,
+  ): Promise<{ digest: string; view: NodeView }> {
+    let reply = first;
+    let view = reply.full;
+    while (reply.more !== undefined) {
+      const next = await kubeReadLocal.readNodeView({
+        nodeName: this.nodeName,
+        page: { digest: reply.digest, after: reply.more },
+      });
+      if (!('full' in next)) throw ApplicationFailure.retryable('a page of the view came as changes', 'KubeStaleBase');
+      view = next.after === undefined ? next.full : { ...view, pods: { ...view.pods, ...next.full.pods } };
+      reply = next;
+    }
+    return { digest: reply.digest, view };
+  }
+
   /** `after`: the resourceVersions the read must have seen (a worker's cache that is behind reads live). */
   async read(after: Record<string, string> | undefined): Promise<NodeSnapshot> {
     const held = this.held;
@@ -53,14 +74,15 @@ export class NodeReader {
       ...(after === undefined ? {} : { after }),
     });
     let view: NodeView;
-    if ('full' in reply) view = reply.full;
+    let digest = reply.digest;
+    if ('full' in reply) ({ digest, view } = await this.restOfView(reply));
     else if (held?.digest === reply.base) view = applyJsonDelta(held.view, reply.changes);
     else {
       // The activity answers against the base sent, so this cannot happen; the next read, with no base, is in full.
       this.held = undefined;
       throw ApplicationFailure.retryable(`read answered against base ${reply.base}`, 'KubeStaleBase');
     }
-    this.held = { digest: reply.digest, view };
+    this.held = { digest, view };
     return snapshotOfView(view);
   }
 }

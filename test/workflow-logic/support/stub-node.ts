@@ -34,7 +34,7 @@ import type { Activities, NodeSnapshot } from '../../../src/activities/index.js'
 import { ecsApplicationFailure } from '../../../src/activities/ecs/ecs-application-failure.js';
 import type { EcsFailureType } from '../../../src/activities/ecs/ecs-errors.js';
 import type { EcsOperation } from '../../../src/activities/ecs/ecs-operations.js';
-import { crSnapshotOf, nodeViewDigest, nodeViewOf } from '../../../src/activities/kube-activities.js';
+import { crSnapshotOf, fullViewPage, nodeViewDigest, nodeViewOf } from '../../../src/activities/kube-activities.js';
 import type { RawObject } from '../../../src/activities/kube-activities.js';
 import { NodeViewBases } from '../../../src/activities/kube/node-view.js';
 
@@ -405,10 +405,14 @@ export class StubNode {
       // As the real activity: the changes since the base the workflow holds, when this stub still has it.
       readNodeView: (input) =>
         this.run('readNodeView', input, () => {
+          const paged = input.page === undefined ? undefined : this.viewBases.get(this.nodeName, input.page.digest);
+          if (input.page !== undefined && paged !== undefined) {
+            return fullViewPage({ view: paged, digest: input.page.digest, after: input.page.after });
+          }
           const { digest, full } = this.view();
           const base = input.base === undefined ? undefined : this.viewBases.get(this.nodeName, input.base);
           this.viewBases.remember(this.nodeName, digest, full);
-          if (input.base === undefined || base === undefined) return { digest, full };
+          if (input.base === undefined || base === undefined) return fullViewPage({ view: full, digest });
           return { digest, base: input.base, changes: jsonDelta(base, full) };
         }),
       readNodeSnapshot: (input) => this.run('readNodeSnapshot', input, () => this.view().snapshot),
