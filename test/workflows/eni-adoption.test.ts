@@ -1,9 +1,9 @@
 /**
  * A cluster handed from Terway to eniflow, in an account another cluster shares: the node's CR lists an ENI Terway
- * created (`creator=terway`, no cluster tag) serving a pod. eniflow tags it with this cluster's id before it changes
+ * created (`creator=terway`, no cluster tag) serving a pod, and Terway's next OpenAPI sync time, an hour away.
+ * eniflow's first pass lists the instance's ENIs anyway and tags that one with this cluster's id before it changes
  * it, so every later call on it passes the shipped RAM policy (evaluated here on the emulator's call log with the
- * ENI's tags at the time), while an ENI of the same kind attached to another instance and another cluster's ENI
- * are never tagged. Real Temporal dev server, real kube-apiserver, the ECS emulator through the real SDK.
+ * ENI's tags at the time), while an ENI of the same kind attached to another cluster's node is never tagged. Real Temporal dev server, real kube-apiserver, the ECS emulator through the real SDK.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -128,8 +128,11 @@ describe('adopting ENIs taken over from Terway', () => {
       const [servingIp = '', idleIp = ''] = terway.ips;
       await scenario.createPods(['a']);
       const podA = `${scenario.namespace}/a`;
+      // As Terway's controller leaves the CR: synced a minute ago, its next sync an hour away.
       await writeCrStatus(scenario, {
         networkInterfaces: { [terway.eniId]: crEni({ ...terway, pods: { [servingIp]: podA } }) },
+        lastSyncOpenAPITime: new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+        nextSyncOpenAPITime: new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z'),
       });
       await harness.emulator.admin.clearCalls();
 

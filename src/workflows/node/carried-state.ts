@@ -95,11 +95,14 @@ export interface CarriedState {
   ownStatus?: { lastSyncOpenAPITime: string; enis: number };
 }
 
-/** The carried state of a node's first run. */
+/**
+ * The carried state of a node's first run. Its first pass lists the instance's ENIs whatever sync times the CR
+ * shows (Terway's, when the cluster moves to eniflow): it adopts the ENIs it takes over before it changes them.
+ */
 export function newCarriedState(): CarriedState {
   return {
     version: CARRIED_STATE_VERSION,
-    needResync: false,
+    needResync: true,
     reconcileCount: 0,
     signalsReceived: 0,
     failureStreak: 0,
