@@ -224,11 +224,11 @@ export function eniOperationsCondition(input: {
 export const WATCHED_CALL_FAILURE_TYPES: readonly string[] = ['EcsTransient', 'EcsThrottled', 'EcsUnknown'];
 
 /**
- * Delay cap before the pass after `streak` failed ones. Failures that will not fix themselves: 1 s doubling per
- * failed pass, up to `maxMs`. When every failure of the last pass may fix itself (a 5xx, throttling), the first retry
- * comes within `transientMaxMs`, and each repeat of the same failure (`repeats`: passes in a row in which the same call
- * failed with the same code, from the failure ledger) doubles the cap up to `maxMs`: a blip is retried soon, an
- * outage is not hammered (the worker wakes the node when the cloud answers again).
+ * Delay cap before the pass after `streak` failed ones: 1 s doubling per failed pass, up to `maxMs`. When every
+ * failure of the last pass may fix itself (a 5xx, throttling), that doubling is also capped by `transientMaxMs`, and
+ * each repeat of the same failure (`repeats`: passes in a row in which the same call failed with the same code, from
+ * the failure ledger) doubles that cap: a blip is retried soon, an outage is not hammered (the worker wakes the node
+ * when the cloud answers again).
  */
 export function failureBackoffMs(input: {
   streak: number;
@@ -244,6 +244,8 @@ export function failureBackoffMs(input: {
     input.lastFailureTypes.length > 0 &&
     input.lastFailureTypes.every((type) => TRANSIENT_FAILURE_TYPES.includes(type));
   if (!transient || input.transientMaxMs === undefined) return Math.min(input.maxMs, base);
+  // A blip is retried as soon as before (the failed-pass doubling under `transientMaxMs`); only a repeat of the same
+  // call and code lifts the cap, so causes that keep changing never wait past `transientMaxMs`.
   const doublings = Math.min(30, Math.max(0, (input.repeats ?? 1) - 1));
-  return Math.min(input.maxMs, input.transientMaxMs * 2 ** doublings);
+  return Math.min(input.maxMs, base, input.transientMaxMs * 2 ** doublings);
 }

@@ -28,8 +28,9 @@ export const ACTIVITY_POLICIES = {
     },
   },
   /**
-   * Attach is asynchronous and quick to accept; retry twice on throttling or 5xx (2 s, 4 s): a blip passes, and a
-   * fault that outlasts them is the pass's failure, retried on the node's backoff, soon visible as `Error`.
+   * Attach is asynchronous and quick to accept; retry twice on throttling or 5xx (after full-jitter delays under 1 s
+   * and 2 s, `ecsRetryDelayMs`): a blip passes, and a fault that outlasts them fails the pass within about 3 s, to be
+   * retried on the node's growing backoff and shown as `Error`.
    */
   attachEni: {
     startToCloseTimeout: '30 seconds',

@@ -96,11 +96,14 @@ describe('a call that keeps failing with a retryable error', () => {
       return undefined;
     });
     await runNode(env, node, GROWING, async (workflow) => {
-      await node.waitForCalls(() => node.callsOf('detachEni').length > 0);
-      const state = await pollState(workflow);
-      assert.equal(node.passes.length, 0, 'the first pass has not ended');
-      assert.equal(state, 'Error');
-      open();
+      try {
+        await node.waitForCalls(() => node.callsOf('detachEni').length > 0);
+        const state = await pollState(workflow);
+        assert.equal(node.passes.length, 0, 'the first pass has not ended');
+        assert.equal(state, 'Error');
+      } finally {
+        open();
+      }
       await node.waitForPasses(1);
     });
   });

@@ -25,6 +25,7 @@ import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
 import { DEMO_FIXTURE_PATH } from '../../src/ecs-emulator/index.js';
 import type { EmulatorFixture } from '../../src/ecs-emulator/index.js';
 import type { NodeSpec } from '../../src/ipam/index.js';
+import { PROBE_ENI_ID } from '../../src/worker/cloud-probe.js';
 import { VSWITCH_GAINED_REASON } from '../../src/worker/vswitch-wake.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import type { NodeIpamSettings, NodeIpamTunables } from '../../src/workflows/messages.js';
@@ -39,6 +40,9 @@ const SCALE = 60;
 const HOUR_MS = 3_600_000 / SCALE;
 const PODS = 30;
 const BUDGET = 200;
+/** The issue's outage: one node, 6 pods waiting, AttachNetworkInterface answering ServiceUnavailable. */
+const OUTAGE_PODS = 6;
+const ATTACH_BUDGET = 60;
 
 /** The production defaults with every time setting divided by SCALE (counts, like maxPassesPerRun, unchanged). */
 function scaledSettings(): NodeIpamSettings {
@@ -221,6 +225,80 @@ describe('a stuck node', () => {
           (await signalReasons(scenario.workflow)).includes(VSWITCH_GAINED_REASON),
           'woken by the vSwitch wake',
         );
+      },
+    );
+  });
+
+  it(`with ${OUTAGE_PODS} pods during an hour-long attach outage (×${SCALE}) writes at most ${BUDGET} events and makes at most ${ATTACH_BUDGET} attach calls`, async (t) => {
+    const settings = scaledSettings();
+    await withScenario(
+      env,
+      {
+        name: 'outage-budget',
+        spec: demoNodeSpec({ instance: 'large-h', pool: { minPoolSize: 0, maxPoolSize: 0 } }),
+        settings,
+        worker: {
+          // The worker's own times, scaled like the node's: its probe of the failing action and its wake spacing.
+          wakeNodesOnCloudRecovery: {
+            probeIntervalMs: Math.round(20_000 / SCALE),
+            minIntervalMs: Math.round(10_000 / SCALE),
+            maxIntervalMs: Math.round(300_000 / SCALE),
+          },
+        },
+      },
+      async (scenario) => {
+        const { admin } = scenario.emulator.emulator;
+        await admin.addFaults(['AttachNetworkInterface always error ServiceUnavailable 503']);
+        const pods = Array.from({ length: OUTAGE_PODS }, (_, i) => `o${i}`);
+        await scenario.createPods(pods);
+        const startMs = Date.now();
+        await scenario.signal('pod-added');
+        await pollUntil(
+          async () => ((await scenario.state()).stuckWait?.cause === 'cloudCallsFailing' ? true : undefined),
+          { description: 'the node stuck on the failing attach', timeoutMs: 30_000 },
+        );
+
+        // The hour.
+        await sleep(Math.max(0, startMs + HOUR_MS - Date.now()));
+        const byType = await historyEvents(env, scenario.workflow.workflowId);
+        const total = [...byType.values()].reduce((sum, n) => sum + n, 0);
+        const attaches = await admin.calls({ action: 'AttachNetworkInterface' });
+        const nodeAttaches = attaches.filter((call) => call.params['NetworkInterfaceId'] !== PROBE_ENI_ID);
+        const probes = attaches.length - nodeAttaches.length;
+        const creates = await admin.calls({ action: 'CreateNetworkInterface' });
+        const state = await scenario.state();
+        t.diagnostic(
+          `outage hour: ${total} history events (budget ${BUDGET}), ${nodeAttaches.length} attach calls by the node ` +
+            `(budget ${ATTACH_BUDGET}), ${probes} probe calls by the worker, ${creates.length} creates, ` +
+            `passes ${state.reconcileCount}; by type ${JSON.stringify(Object.fromEntries([...byType].sort()))}`,
+        );
+        assert.ok(total <= BUDGET, `${total} history events in an hour (budget ${BUDGET})`);
+        assert.ok(
+          nodeAttaches.length <= ATTACH_BUDGET,
+          `${nodeAttaches.length} attach calls (budget ${ATTACH_BUDGET})`,
+        );
+        assert.equal(creates.length, 1, 'one ENI, kept while its attach fails');
+        assert.equal(state.pods.pending, OUTAGE_PODS, 'still waiting: the attach never succeeded');
+
+        // The fault clears while the node sleeps: the worker's probe sees the action answer and wakes it, long before
+        // its own timer.
+        let nextAtMs = Date.parse(state.nextPass?.at ?? '');
+        if (nextAtMs - Date.now() < 5_000) {
+          const ended = state.lastReconcileMs ?? 0;
+          const afterPass = await pollUntil(
+            async () => {
+              const now = await scenario.state();
+              return (now.lastReconcileMs ?? 0) > ended ? now : undefined;
+            },
+            { description: 'the timer pass', timeoutMs: 30_000 },
+          );
+          nextAtMs = Date.parse(afterPass.nextPass?.at ?? '');
+        }
+        assert.ok(nextAtMs - Date.now() >= 5_000, "the node's own timer is not what serves the pods");
+        await admin.clearFaults();
+        await scenario.waitForCr(`all ${OUTAGE_PODS} pods bound`, allBound(scenario, pods), nextAtMs - Date.now());
+        assert.ok(Date.now() < nextAtMs, "served before the node's own timer would have fired");
+        assert.ok((await signalReasons(scenario.workflow)).includes('cloud-recovered'), 'woken by the worker');
       },
     );
   });

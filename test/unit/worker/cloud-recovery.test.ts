@@ -28,7 +28,7 @@ after(async () => {
 });
 
 /** A notifier whose probe answers what `answer()` says, counting probes and wakes. */
-function notifierWith(answer: () => ProbeAnswer, probeIntervalMs = 20) {
+function notifierWith(answer: () => ProbeAnswer, probeIntervalMs = 20, minIntervalMs = 1) {
   const counts = { probes: [] as string[], wakes: 0 };
   const notifier = new CloudRecoveryNotifier({
     // Never used: wakes are counted, not sent.
@@ -36,7 +36,8 @@ function notifierWith(answer: () => ProbeAnswer, probeIntervalMs = 20) {
     namespace: 'default',
     taskQueue: 'eniflow',
     logger: createLogger({ name: 'test', level: 'silent' }),
-    minIntervalMs: 1,
+    minIntervalMs,
+    maxIntervalMs: 600_000,
     probeIntervalMs,
     probe: (activityType) => {
       counts.probes.push(activityType);
@@ -104,5 +105,26 @@ describe('CloudRecoveryNotifier', () => {
     await new Promise((resolve) => setTimeout(resolve, 600));
     clearInterval(calls);
     assert.equal(counts.probes.length, 0);
+  });
+
+  it('spaces wakes further apart each time the woken nodes fail again soon (one node’s fault, others succeed)', async () => {
+    const { notifier, counts } = notifierWith(() => 'failing', 60_000, 50);
+    const wakes = (n: number) =>
+      pollUntil(() => Promise.resolve(counts.wakes >= n ? true : undefined), {
+        description: `wake ${n}`,
+        timeoutMs: 10_000,
+      });
+    // Each cycle: a failure right after the last wake (a woken node failed again), then another node's success.
+    for (let cycle = 1; cycle <= 4; cycle += 1) {
+      notifier.failed('attachEni', unavailable);
+      notifier.succeeded('attachEni');
+      await wakes(cycle);
+    }
+    // Four flaps: the next wake waits 50 ms · 2^4 = 800 ms after the last one, not 50 ms.
+    notifier.failed('attachEni', unavailable);
+    notifier.succeeded('attachEni');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(counts.wakes, 4, 'the fifth wake is held back');
+    await wakes(5);
   });
 });
