@@ -98,8 +98,12 @@ describe('nextPass failure backoff with full jitter', () => {
     hasPendingWork: false,
   };
   const table: [name: string, input: Partial<NextPassInput>, delayMs: number][] = [
-    ['no random drawn (a new run): the cap itself, 10 s for a first transient failure', {}, 10_000],
-    ['random 0.5 of the transient cap at the 4th repeat (80 s)', { failureRepeats: 4, backoffRandom: 0.5 }, 40_000],
+    ['no random drawn (a new run): the cap itself, 8 s at streak 4 of changing causes', {}, 8_000],
+    [
+      'random 0.5 of the transient cap at the 4th repeat (80 s)',
+      { failureStreak: 8, failureRepeats: 4, backoffRandom: 0.5 },
+      40_000,
+    ],
     ['random 0.5 of the 10 s transient ceiling', { failureStreak: 6, backoffRandom: 0.5 }, 5_000],
     ['random 0 retries at once (the minimum interval still applies)', { backoffRandom: 0 }, 0],
     [

@@ -137,7 +137,7 @@ describe('nextPass', () => {
     },
     {
       name: 'a transient failure that keeps coming back waits longer each time',
-      input: { failureStreak: 3, failureRepeats: 3, lastFailureTypes: ['EcsTransient'] },
+      input: { failureStreak: 7, failureRepeats: 3, lastFailureTypes: ['EcsTransient'] },
       atMs: LAST + 40_000,
       reason: 'failureBackoff',
     },

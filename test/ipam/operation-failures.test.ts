@@ -195,16 +195,18 @@ describe('eniOperationsCondition', () => {
 describe('failureBackoffMs', () => {
   const transient = { maxMs: 300_000, transientMaxMs: 10_000, lastFailureTypes: ['EcsTransient'] };
   const table: [string, Parameters<typeof failureBackoffMs>[0], number][] = [
-    ['first transient failure: the short cap', { ...transient, streak: 1, repeats: 1 }, 10_000],
+    ['first transient failure: retried within a second', { ...transient, streak: 1, repeats: 1 }, 1_000],
+    ['the same failure on the 4th pass: the failed-pass doubling', { ...transient, streak: 4, repeats: 4 }, 8_000],
     ['no repeat count: as the first', { ...transient, streak: 9 }, 10_000],
-    ['the same failure again: the cap doubles', { ...transient, streak: 2, repeats: 2 }, 20_000],
-    ['four times in a row', { ...transient, streak: 4, repeats: 4 }, 80_000],
+    ['the same failure again: the short cap doubles', { ...transient, streak: 6, repeats: 2 }, 20_000],
+    ['four times in a row: doubled three times', { ...transient, streak: 8, repeats: 4 }, 80_000],
+    ['changing causes never wait past the short cap', { ...transient, streak: 8, repeats: 1 }, 10_000],
     ['repeats, not failed passes, lengthen it', { ...transient, streak: 9, repeats: 2 }, 20_000],
     ['up to the long cap', { ...transient, streak: 12, repeats: 12 }, 300_000],
     ['however long it lasts', { ...transient, streak: 4_000, repeats: 4_000 }, 300_000],
     [
       'throttling and 5xx together: transient',
-      { ...transient, streak: 3, repeats: 3, lastFailureTypes: ['EcsTransient', 'EcsThrottled'] },
+      { ...transient, streak: 7, repeats: 3, lastFailureTypes: ['EcsTransient', 'EcsThrottled'] },
       40_000,
     ],
     [
