@@ -1,4 +1,3 @@
-import { activityInfo, heartbeat, sleep } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 
 import type { CloudEni, CreateEniRequest, VSwitchInfo } from '../ipam/index.js';
@@ -10,13 +9,14 @@ import {
   ENIFLOW_NODE_TAG,
 } from '../ipam/index.js';
 import type { Logger } from '../logger.js';
-import { activityLogger, attemptWillBeRetried } from './activity-log.js';
+import { activityLogger } from './activity-log.js';
 import type { EcsApi } from './ecs/ecs-api.js';
 import { ecsApplicationFailure } from './ecs/ecs-application-failure.js';
-import { EcsCallError } from './ecs/ecs-errors.js';
-import type { EcsFailure } from './ecs/ecs-errors.js';
+import { createEcsCallRunner, failureOf } from './ecs/ecs-call-runner.js';
+import type { CloudOutcomes } from './ecs/ecs-call-runner.js';
 import { ALREADY_DONE_CODES } from './ecs/ecs-operations.js';
 import { AttachPollSchedule } from './ecs/attach-polls.js';
+import { createWaitEniStatus } from './ecs/wait-eni-status.js';
 import type { VSwitchCache } from './ecs/vswitch-cache.js';
 
 /** What the ECS activities need, built once per worker process. */
@@ -27,7 +27,7 @@ export interface EcsActivityDeps {
   /** How often `waitEniStatus` polls; Terway starts at 3–5 s, tests use less. */
   eniPollIntervalMs?: number;
   /** Told, by activity type, of every classified cloud failure and of every success (`CloudRecoveryNotifier`). */
-  cloudOutcomes?: { failed(activityType: string, failure: EcsFailure): void; succeeded(activityType: string): void };
+  cloudOutcomes?: CloudOutcomes;
 }
 
 /**
@@ -39,27 +39,13 @@ export interface CreateEniPrefixCounts {
   ipv6PrefixCount?: number;
 }
 
-/** What `waitEniStatus` remembers from one attempt (one describe) to the next, in its heartbeat details. */
-interface WaitProgress {
-  sawAttaching: boolean;
-  availableStreak: number;
-  /** Describes made so far, and when the first attempt began (epoch ms): what the attach poll schedule learns from. */
-  describes: number;
-  startedMs?: number;
-}
-
 /** Most resources one `TagResources` call takes (`ResourceId.N`, 1–50). */
 const TAG_RESOURCES_MAX_IDS = 50;
 
 /** The addresses one IPv4 /28 prefix takes from its vSwitch. */
 const IPV4_PREFIX_ADDRESSES = 16;
 
-/** The failure type of "not there yet": retried by Temporal after the poll interval (see waitEniStatus). */
-export const ENI_STATUS_PENDING = 'EniStatusPending';
-
-function failureOf(error: unknown): EcsFailure | undefined {
-  return error instanceof EcsCallError ? error.failure : undefined;
-}
+export { ENI_STATUS_PENDING } from './ecs/wait-eni-status.js';
 
 /** The ECS activities. Each wraps one cloud call, is safe to retry, and throws only `ApplicationFailure`s. */
 export function createEcsActivities(deps: EcsActivityDeps) {
@@ -67,65 +53,8 @@ export function createEcsActivities(deps: EcsActivityDeps) {
   // Learned by this worker process from the attaches it waits for (see attach-polls.ts).
   const attachPolls = new AttachPollSchedule(pollMs);
   const logFor = (fields: Record<string, string>): Logger => activityLogger(deps.logger, fields);
-  /** An exhausted vSwitch gets no more asks for a TTL (see VSwitchCache). */
-  const blockExhausted = (failure: EcsFailure, vSwitchId: string | undefined): void => {
-    if (failure.type === 'EcsVSwitchExhausted' && vSwitchId !== undefined) deps.vSwitches.block(vSwitchId);
-  };
-
-  /**
-   * After an IPv4 ask of `requested` addresses was refused for lack of them: one describe learns what the vSwitch
-   * has left, and the cache keeps that count (the next plan asks for that many) or blocks the vSwitch when none is
-   * left. Terway blocks it for the cache TTL whatever is left. Other failures: nothing to do.
-   */
-  const reviseAfterRefusal = async (
-    log: Logger,
-    failure: EcsFailure,
-    ask: { vSwitchId: string | undefined; requested: number },
-  ): Promise<void> => {
-    const { vSwitchId, requested } = ask;
-    if (failure.type !== 'EcsVSwitchExhausted' || vSwitchId === undefined) return;
-    let found: VSwitchInfo | undefined;
-    try {
-      found = await deps.ecs.describeVSwitch({ vSwitchId });
-    } catch (error) {
-      log.debug({ err: error, vSwitchId }, 'Could not describe the vSwitch that refused: blocking it');
-    }
-    const outcome = deps.vSwitches.refused(vSwitchId, requested, found);
-    log.info(
-      { vSwitchId, requested, available: found?.availableIpCount, outcome },
-      outcome === 'revised'
-        ? 'vSwitch has fewer addresses than asked for: the next ask takes what is left'
-        : 'vSwitch has no address left for this ask: blocked',
-    );
-  };
-
-  /** Runs a cloud call and converts its failure; `accept` names failure codes that mean "already done". */
-  async function run<T>(
-    log: Logger,
-    call: () => Promise<T>,
-    options: { accept?: readonly string[]; onFailure?: (failure: EcsFailure) => void | Promise<void> } = {},
-  ): Promise<T | undefined> {
-    try {
-      const result = await call();
-      deps.cloudOutcomes?.succeeded(activityInfo().activityType);
-      return result;
-    } catch (error) {
-      const failure = failureOf(error);
-      if (failure === undefined) throw error;
-      if (options.accept?.includes(failure.code) === true) {
-        log.info({ errorCode: failure.code, requestId: failure.requestId }, 'Treated as already done');
-        return undefined;
-      }
-      deps.cloudOutcomes?.failed(activityInfo().activityType, failure);
-      await options.onFailure?.(failure);
-      const applicationFailure = ecsApplicationFailure(failure);
-      // A failure the server will retry is routine; the one that ends the activity reaches the workflow, whose
-      // pass then logs one warning for the node.
-      const level = attemptWillBeRetried(activityInfo(), applicationFailure) ? 'debug' : 'info';
-      log[level]({ errorCode: failure.code, requestId: failure.requestId, failureType: failure.type }, failure.message);
-      throw applicationFailure;
-    }
-  }
+  const { run, reviseAfterRefusal, blockExhausted } = createEcsCallRunner(deps);
+  const waitEniStatus = createWaitEniStatus({ ecs: deps.ecs, run, logFor, pollMs, attachPolls });
 
   return {
     /**
@@ -188,62 +117,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       }
     },
 
-    /**
-     * One look at the ENI per attempt: done when it has reached `status`; otherwise a retryable `EniStatusPending`
-     * failure whose `nextRetryDelay` is the poll interval. Temporal's retries are dispatched through the activity's
-     * task queue, so every poll is a DescribeNetworkInterfaces call under the cluster's budget, and retries add no
-     * history events. Waiting for InUse, an ENI that falls back to Available has failed to attach: that is final.
-     * What earlier polls saw travels in the heartbeat details, which the next attempt reads.
-     */
-    async waitEniStatus(input: {
-      eniId: string;
-      status: 'InUse' | 'Available';
-      goneIsDone?: boolean;
-    }): Promise<string> {
-      const log = logFor({ eniId: input.eniId });
-      const { attempt } = activityInfo();
-      const attaching = input.status === 'InUse';
-      const before = waitProgressOf(activityInfo().heartbeatDetails);
-      const startedMs = attempt === 1 ? Date.now() : before.startedMs;
-      // An attach is never done at once: the first describe waits for when attaches have lately been done.
-      if (attaching && attempt === 1) await sleep(attachPolls.firstPollMs());
-      const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
-      const describes = before.describes + 1;
-      const eni = enis?.[0];
-      if (eni === undefined) {
-        if (input.goneIsDone === true) return 'Gone';
-        throw ApplicationFailure.nonRetryable(`ENI ${input.eniId} does not exist`, 'EcsNotFound');
-      }
-      if (eni.status === input.status) {
-        if (attaching && startedMs !== undefined) attachPolls.observe({ describes, elapsedMs: Date.now() - startedMs });
-        return eni.status;
-      }
-      const progress: WaitProgress = {
-        sawAttaching: before.sawAttaching || eni.status === 'Attaching',
-        availableStreak: eni.status === 'Available' ? before.availableStreak + 1 : 0,
-        describes,
-        ...(startedMs === undefined ? {} : { startedMs }),
-      };
-      // Back to Available after Attaching, or Available poll after poll, means the attach failed. (A single
-      // Available right after the attach call may just be the cloud not showing the change yet.)
-      if (
-        input.status === 'InUse' &&
-        progress.availableStreak > 0 &&
-        (progress.sawAttaching || progress.availableStreak >= 3)
-      ) {
-        throw ApplicationFailure.nonRetryable(
-          `ENI ${input.eniId} fell back to Available: attach failed`,
-          'EniAttachFailed',
-        );
-      }
-      heartbeat(progress);
-      throw ApplicationFailure.create({
-        type: ENI_STATUS_PENDING,
-        message: `ENI ${input.eniId} is ${eni.status}, waiting for ${input.status}`,
-        nextRetryDelay: attaching ? attachPolls.nextPollMs(describes) : pollMs,
-        details: [{ status: eni.status }],
-      });
-    },
+    waitEniStatus,
 
     /** Detaches an ENI; one that is gone or already detached counts as done. */
     async detachEni(input: { eniId: string; instanceId: string }): Promise<void> {
@@ -466,14 +340,4 @@ export type EcsActivities = ReturnType<typeof createEcsActivities>;
 /** ENIs in id order (code-unit order, as the cloud's ids compare), so lists are stable from call to call. */
 function byEniId(a: CloudEni, b: CloudEni): number {
   return a.eniId < b.eniId ? -1 : a.eniId > b.eniId ? 1 : 0;
-}
-
-function waitProgressOf(details: unknown): WaitProgress {
-  const value = (typeof details === 'object' && details !== null ? details : {}) as Partial<WaitProgress>;
-  return {
-    sawAttaching: value.sawAttaching === true,
-    availableStreak: typeof value.availableStreak === 'number' ? value.availableStreak : 0,
-    describes: typeof value.describes === 'number' ? value.describes : 0,
-    ...(typeof value.startedMs === 'number' ? { startedMs: value.startedMs } : {}),
-  };
 }
