@@ -3,9 +3,9 @@ import type { ConnectionLike } from '@temporalio/client';
 
 import type { EcsFailure } from '../activities/ecs/ecs-errors.js';
 import type { Logger } from '../logger.js';
-import { IPAM_STATE_SEARCH_ATTRIBUTE } from '../shared/workflow-ids.js';
+import { IPAM_STATE_SEARCH_ATTRIBUTE, nodeWorkflowsQuery } from '../shared/workflow-ids.js';
 import type { CloudProbe } from './cloud-probe.js';
-import { listRunningNodes, signalReconcile } from './node-wakeups.js';
+import { signalReconcile } from './node-wakeups.js';
 
 /** Failures that end on their own (the cloud recovers): the only ones whose end is worth telling other nodes. */
 const TRANSIENT = new Set(['EcsTransient', 'EcsThrottled', 'EcsUnknown']);
@@ -24,23 +24,37 @@ interface Failing {
   lastCallMs: number;
   /** The probe met the failure too: its first answer afterwards means the action is back. */
   probeSawFailure: boolean;
-  /** The probe answered while real calls failed (a fault of some resources, not of the action): it cannot tell. */
+  /**
+   * Nodes woken by a probe's answer failed again soon after: the probe answers while real calls fail (a fault of
+   * some nodes' own resources, not of the action), so only an answer after a probe failure counts.
+   */
   probeBlind: boolean;
+  /** RAM refused the probe (the policy does not allow it): it tells nothing, so it is not made again. */
+  probeRefused: boolean;
+}
+
+/** How a wake finds and signals the running `Error` nodes; tests give their own. */
+export interface ErrorNodes {
+  /** Every running `Error` node's workflow id, page by page. */
+  list: (pageSize: number) => AsyncIterable<string>;
+  signal: (workflowIds: readonly string[]) => Promise<void>;
 }
 
 /**
  * Ends other nodes' failure backoff when the cloud recovers. Workflows are isolated: a node backing off after 5xx
  * answers cannot see that another node's call of the same kind just succeeded. The worker can: it sees every ECS
  * call of its region. When an activity type that failed transiently succeeds again, the notifier signals
- * `reconcile` to the running node workflows of its task queue whose `IpamState` is `Error`, at most `maxWorkflows`
- * of them, so a flapping API cannot turn into a signal storm.
+ * `reconcile` to every running node workflow of its task queue whose `IpamState` is `Error` (listed `maxWorkflows`
+ * a page), in at most one sweep per wake interval, so a flapping API cannot turn into a signal storm.
  *
  * Nodes that keep failing back off for minutes (or sleep as stuck), so they may make no call at all when the cloud
  * recovers: the notifier then probes. While an activity type fails and no real call of it was made for
  * `probeIntervalMs`, it makes one cheap call of the same action against ids that cannot exist (`ecsProbes`); the
- * probe that first met the outage's failure and then an answer (`…NotFound`) declares the action back. A probe that
- * answers while real calls fail learns nothing (the fault is the resources', not the action's) and stops until the
- * type succeeds again.
+ * first answer (`…NotFound`) after the real failures declares the action back (the outage may have ended before the
+ * first probe). If nodes woken that way fail again within `minIntervalMs · 6`, the probe is blind to this fault (it
+ * answers while some nodes' own resources fail): only an answer after a probe that met the failure counts, and the
+ * blind probe stops until the type succeeds again. A RAM refusal (`Forbidden…`) of a probe counts as neither. Types
+ * without a probe arm no probe timer.
  *
  * Wakes are spaced by `minIntervalMs`, doubling (up to `maxIntervalMs`) each time a transient failure follows a wake
  * within `minIntervalMs · 6` (woken nodes that fail again: one node's fault while others' calls succeed), and back to
@@ -56,6 +70,10 @@ export class CloudRecoveryNotifier {
   private readonly probe: CloudProbe | undefined;
   private readonly probeIntervalMs: number;
   private readonly wakeNodes: () => Promise<void>;
+  private readonly errorNodes: ErrorNodes;
+  /** When a probe's answer last woke nodes for a type: a failure soon after makes that type's probe blind. */
+  private readonly probeWokeMs = new Map<string, number>();
+  private readonly refusalLogged = new Set<string>();
   private readonly failing = new Map<string, Failing>();
   private lastNotifyMs = Number.NEGATIVE_INFINITY;
   private lastFailureMs = Number.NEGATIVE_INFINITY;
@@ -83,6 +101,8 @@ export class CloudRecoveryNotifier {
     probeIntervalMs?: number;
     /** What a wake does (default: signal the running `Error` nodes of the task queue); tests count wakes. */
     wakeNodes?: () => Promise<void>;
+    /** How the default wake lists and signals the `Error` nodes (default: the Temporal client's). */
+    errorNodes?: ErrorNodes;
   }) {
     this.client = new Client({ connection: input.connection, namespace: input.namespace });
     this.taskQueue = input.taskQueue;
@@ -93,6 +113,7 @@ export class CloudRecoveryNotifier {
     this.probe = input.probe;
     this.probeIntervalMs = input.probeIntervalMs ?? 20_000;
     this.wakeNodes = input.wakeNodes ?? (() => this.notify());
+    this.errorNodes = input.errorNodes ?? this.temporalErrorNodes();
   }
 
   failed(activityType: string, failure: EcsFailure): void {
@@ -109,11 +130,22 @@ export class CloudRecoveryNotifier {
       known.lastCallMs = now;
       return;
     }
-    this.failing.set(activityType, { sinceMs: now, lastCallMs: now, probeSawFailure: false, probeBlind: false });
+    const probeWokeMs = this.probeWokeMs.get(activityType);
+    // The probe's wake (sent up to one wake interval after its answer) was followed by a failure: blind.
+    const probeBlind =
+      probeWokeMs !== undefined && now - Math.max(probeWokeMs, this.lastNotifyMs) < this.minIntervalMs * 6;
+    this.failing.set(activityType, {
+      sinceMs: now,
+      lastCallMs: now,
+      probeSawFailure: false,
+      probeBlind,
+      probeRefused: false,
+    });
     this.armProbe();
   }
 
   succeeded(activityType: string): void {
+    this.probeWokeMs.delete(activityType);
     this.recovered(activityType, 'call');
   }
 
@@ -135,8 +167,17 @@ export class CloudRecoveryNotifier {
     this.schedule();
   }
 
+  /** Failing types a probe can still tell about. */
+  private probeable(): [string, Failing][] {
+    const probe = this.probe;
+    if (probe === undefined) return [];
+    return [...this.failing.entries()].filter(
+      ([activityType, failing]) => !failing.probeBlind && !failing.probeRefused && probe.probes(activityType),
+    );
+  }
+
   private armProbe(): void {
-    if (this.probe === undefined || this.probeTimer !== undefined || this.closed) return;
+    if (this.probeTimer !== undefined || this.closed || this.probeable().length === 0) return;
     this.probeTimer = setTimeout(() => {
       this.probeTimer = undefined;
       this.probing = this.probeSilentTypes()
@@ -144,7 +185,7 @@ export class CloudRecoveryNotifier {
           this.logger.warn({ err: error }, 'Cloud probe failed');
         })
         .finally(() => {
-          if (this.failing.size > 0) this.armProbe();
+          this.armProbe();
         });
     }, this.probeIntervalMs);
     this.probeTimer.unref();
@@ -155,20 +196,31 @@ export class CloudRecoveryNotifier {
     const probe = this.probe;
     if (probe === undefined) return;
     const now = Date.now();
-    const due = [...this.failing.entries()]
-      .filter(([, failing]) => !failing.probeBlind && now - failing.lastCallMs >= this.probeIntervalMs)
+    const due = this.probeable()
+      .filter(([, failing]) => now - failing.lastCallMs >= this.probeIntervalMs)
       .map(([activityType]) => activityType)
       .sort();
     for (const activityType of due) {
-      const answer = probe(activityType);
-      if (answer === undefined) continue;
-      const result = await answer;
+      const result = await probe.probe(activityType);
       const failing = this.failing.get(activityType);
       if (failing === undefined) continue;
       if (result === 'failing') failing.probeSawFailure = true;
-      else if (failing.probeSawFailure) this.recovered(activityType, 'probe');
-      else failing.probeBlind = true;
+      else if (result === 'refused') this.probeRefused(activityType, failing);
+      else if (failing.probeSawFailure || !failing.probeBlind) {
+        this.probeWokeMs.set(activityType, Date.now());
+        this.recovered(activityType, 'probe');
+      }
     }
+  }
+
+  private probeRefused(activityType: string, failing: Failing): void {
+    failing.probeRefused = true;
+    if (this.refusalLogged.has(activityType)) return;
+    this.refusalLogged.add(activityType);
+    this.logger.warn(
+      { activityType },
+      'RAM refuses the cloud probe of this action (see deploy/ram-policy.json): its recovery is seen in real calls only',
+    );
   }
 
   private schedule(): void {
@@ -186,22 +238,32 @@ export class CloudRecoveryNotifier {
     this.scheduled.unref();
   }
 
+  /** Signals every `Error` node, a page of `maxWorkflows` at a time. */
   private async notify(): Promise<void> {
-    const nodes = await listRunningNodes({
-      client: this.client,
-      taskQueue: this.taskQueue,
-      extra: [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = "Error"`],
-      max: this.maxWorkflows,
-    });
-    const workflowIds = nodes.map((execution) => execution.workflowId);
-    await signalReconcile({
-      client: this.client,
-      workflowIds,
-      reason: { reason: 'cloud-recovered' },
-      logger: this.logger,
-    });
-    if (workflowIds.length > 0) {
-      this.logger.info({ nodes: workflowIds.length }, 'Woke nodes backing off after cloud failures');
+    let woken = 0;
+    let page: string[] = [];
+    for await (const workflowId of this.errorNodes.list(this.maxWorkflows)) {
+      page.push(workflowId);
+      if (page.length < this.maxWorkflows) continue;
+      await this.errorNodes.signal(page);
+      woken += page.length;
+      page = [];
     }
+    if (page.length > 0) await this.errorNodes.signal(page);
+    woken += page.length;
+    if (woken > 0) this.logger.info({ nodes: woken }, 'Woke nodes backing off after cloud failures');
+  }
+
+  private temporalErrorNodes(): ErrorNodes {
+    const client = this.client;
+    const taskQueue = this.taskQueue;
+    return {
+      list: async function* (pageSize) {
+        const query = nodeWorkflowsQuery(taskQueue, [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = "Error"`]);
+        for await (const execution of client.workflow.list({ query, pageSize })) yield execution.workflowId;
+      },
+      signal: (workflowIds) =>
+        signalReconcile({ client, workflowIds, reason: { reason: 'cloud-recovered' }, logger: this.logger }),
+    };
   }
 }

@@ -123,7 +123,7 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
           namespace: deps.namespace,
           taskQueue: deps.taskQueue,
           logger: deps.logger,
-          probe: ecsProbes(deps.ecs),
+          probe: ecsProbes(deps.ecs, { clusterId: process.env['ENIFLOW_CLUSTER_ID'] }),
           ...(typeof deps.wakeNodesOnCloudRecovery === 'object' ? deps.wakeNodesOnCloudRecovery : {}),
         });
   const vSwitches = deps.vSwitches ?? new VSwitchCache();

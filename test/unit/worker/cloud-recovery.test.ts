@@ -1,7 +1,7 @@
 /**
  * The worker's cloud-recovery wake: nodes backing off after a cloud outage make no call for minutes, so the worker
- * probes the failing action while no node calls it, and wakes them when the probe that met the outage's failure gets
- * an answer. A probe that answers while real calls fail (one node's fault) wakes no one and stops.
+ * probes the failing action while no node calls it, and wakes them when the probe gets an answer after the failures.
+ * A probe whose wake is followed by failures soon (one node's fault) is blind: it wakes no one and stops.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -27,7 +27,7 @@ after(async () => {
   await Promise.all(notifiers.map((notifier) => notifier.close()));
 });
 
-/** A notifier whose probe answers what `answer()` says, counting probes and wakes. */
+/** A notifier whose probe answers what `answer()` says (attachEni only has one), counting probes and wakes. */
 function notifierWith(answer: () => ProbeAnswer, probeIntervalMs = 20, minIntervalMs = 1) {
   const counts = { probes: [] as string[], wakes: 0 };
   const notifier = new CloudRecoveryNotifier({
@@ -39,9 +39,12 @@ function notifierWith(answer: () => ProbeAnswer, probeIntervalMs = 20, minInterv
     minIntervalMs,
     maxIntervalMs: 600_000,
     probeIntervalMs,
-    probe: (activityType) => {
-      counts.probes.push(activityType);
-      return Promise.resolve(answer());
+    probe: {
+      probes: (activityType) => activityType === 'attachEni',
+      probe: (activityType) => {
+        counts.probes.push(activityType);
+        return Promise.resolve(answer());
+      },
     },
     wakeNodes: () => {
       counts.wakes += 1;
@@ -74,16 +77,91 @@ describe('CloudRecoveryNotifier', () => {
     assert.equal(counts.wakes, 1);
   });
 
-  it('a probe that answers while real calls fail wakes no one and stops probing', async () => {
+  it('outage ends before the first probe: the first answer after the failures wakes the nodes once', async () => {
     const { notifier, counts } = notifierWith(() => 'answers');
+    notifier.failed('attachEni', unavailable);
+    await pollUntil(() => Promise.resolve(counts.wakes > 0 ? true : undefined), {
+      description: 'the wake after the first answer',
+      timeoutMs: 5_000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(counts.probes.length, 1, 'no probe once the action is back');
+    assert.equal(counts.wakes, 1);
+  });
+
+  it('woken nodes failing again soon after a probe’s wake make the probe blind: it wakes no one and stops', async () => {
+    const { notifier, counts } = notifierWith(() => 'answers', 20, 200);
+    notifier.failed('attachEni', unavailable);
+    await pollUntil(() => Promise.resolve(counts.wakes > 0 ? true : undefined), {
+      description: 'the first wake',
+      timeoutMs: 5_000,
+    });
+    // A woken node fails again at once: its own resources' fault, which the probe cannot see.
+    notifier.failed('attachEni', unavailable);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal(counts.probes.length, 1, 'the blind probe is not made again');
+    assert.equal(counts.wakes, 1);
+  });
+
+  it('a RAM refusal of the probe is neither an answer nor a failure: no wake, and the probe stops', async () => {
+    const { notifier, counts } = notifierWith(() => 'refused');
     notifier.failed('attachEni', unavailable);
     await pollUntil(() => Promise.resolve(counts.probes.length >= 1 ? true : undefined), {
       description: 'the first probe',
       timeoutMs: 5_000,
     });
     await new Promise((resolve) => setTimeout(resolve, 150));
-    assert.equal(counts.probes.length, 1, 'one probe: it cannot tell this fault');
+    assert.equal(counts.probes.length, 1);
     assert.equal(counts.wakes, 0);
+  });
+
+  it('a failure of a type with no probe arms no timer', () => {
+    const { notifier } = notifierWith(() => 'failing');
+    const realSetTimeout = globalThis.setTimeout;
+    let timers = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      timers += 1;
+      return realSetTimeout(...args);
+    }) as typeof setTimeout;
+    try {
+      notifier.failed('adoptEnis', unavailable);
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+    }
+    assert.equal(timers, 0);
+  });
+
+  it('a wake signals every Error node, a page of maxWorkflows at a time, not only the first page', async () => {
+    const ids = Array.from({ length: 250 }, (_, index) => `node-${String(index).padStart(3, '0')}`);
+    const pages: number[] = [];
+    const signalled = new Set<string>();
+    const notifier = new CloudRecoveryNotifier({
+      connection: {} as unknown as NativeConnection,
+      namespace: 'default',
+      taskQueue: 'eniflow',
+      logger: createLogger({ name: 'test', level: 'silent' }),
+      minIntervalMs: 1,
+      maxWorkflows: 100,
+      errorNodes: {
+        list: async function* () {
+          await Promise.resolve();
+          yield* ids;
+        },
+        signal: (workflowIds) => {
+          pages.push(workflowIds.length);
+          for (const id of workflowIds) signalled.add(id);
+          return Promise.resolve();
+        },
+      },
+    });
+    notifiers.push(notifier);
+    notifier.failed('attachEni', unavailable);
+    notifier.succeeded('attachEni');
+    await pollUntil(() => Promise.resolve(signalled.size >= 250 ? true : undefined), {
+      description: 'every Error node signalled',
+      timeoutMs: 5_000,
+    });
+    assert.deepEqual(pages, [100, 100, 50]);
   });
 
   it('a real success after the failure wakes the nodes, as before, without a probe', async () => {
