@@ -117,7 +117,7 @@ export const WORKER_ENV = {
   ENI_POLL_INTERVAL_MS:
     'poll interval while waiting for an ENI status (default 3000; an attach is first described at two thirds of it)',
   VSWITCH_WAKE_POLL_MS:
-    'how often the vSwitches that stuck nodes wait on are described, to wake those nodes when one gains addresses (default 60000)',
+    'how often the vSwitches that stuck nodes wait on are described, to wake those nodes when one has free addresses for what they wait for (default 60000)',
   KUBECONFIG: 'kubeconfig path; absent → `~/.kube/config`, then in-cluster',
   LOG_LEVEL: 'pino level (default `info`)',
   METRICS_ADDRESS: "serve the Temporal SDK's Prometheus metrics (`temporal_*`) on this `host:port` (default off)",

@@ -28,7 +28,7 @@ export const NEXT_PASS_REASONS: Readonly<Record<NextPassReason, string>> = {
   failureBackoff: 'retry after failed pass(es) (backoff)',
   stuckBackoff:
     'pods wait on something that does not change by itself (long backoff; a pod or spec change, a vSwitch ' +
-    'gaining addresses, the cloud answering a failing call again or a resync wakes the node sooner)',
+    'with free addresses for what waits, the cloud answering a failing call again or a resync wakes the node sooner)',
   pendingPodEvent: 'a waiting pod is due its Warning event',
   openApiSync: 'OpenAPI sync due',
   gcPeriod: 'GC period (idle IPs to release or pods waiting)',

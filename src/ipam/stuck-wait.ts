@@ -10,7 +10,8 @@ export type StuckCause =
 
 /** What wakes a node stuck on each cause, besides pod and spec changes (the watcher's signals) and `resync`. */
 export const STUCK_CAUSES: Readonly<Record<StuckCause, string>> = {
-  vSwitchExhausted: 'its vSwitches have no free address; woken when one gains addresses',
+  vSwitchExhausted:
+    'its vSwitches have no free address; woken when one has free addresses for what this node waits for',
   instanceEniLimit: 'the instance has no ENI slot or IP room left; woken when a pod goes',
   quotaExceeded: 'the cloud refuses on a quota; woken by a resync once the quota is raised',
   instanceNotFound:

@@ -190,24 +190,26 @@ export class VSwitchWakeNotifier {
       const free = info?.availableIpCount ?? 0;
       const waiting = nodesByVSwitch.get(vSwitchId) ?? [];
       const toWake = this.memory.toWake(vSwitchId, waiting, free);
-      let woken = false;
+      let signalled: string[] | undefined = [];
       if (toWake.length > 0) {
         this.logger.info({ vSwitchId, free, nodes: toWake.length }, 'vSwitch has addresses for nodes waiting on it');
         // This worker's cache must not answer the woken node's read with a stale block.
         this.vSwitches.refresh([vSwitchId]);
-        woken = await this.wake(vSwitchId, toWake);
+        signalled = await this.wake(vSwitchId, toWake);
       }
-      // Nodes held back by the wake rate bound keep their turn for the next poll.
-      this.memory.saw(vSwitchId, woken ? waiting : waiting.filter((node) => !toWake.includes(node)), free);
+      this.memory.saw(vSwitchId, seenAfterWake({ waiting, toWake, signalled }), free);
     }
   }
 
-  /** Signals the nodes waiting on the vSwitch (`known`, or found in visibility); false when the rate bound held it. */
-  private async wake(vSwitchId: string, known: string[] | undefined): Promise<boolean> {
+  /**
+   * Signals the nodes waiting on the vSwitch (`known`, or found in visibility), at most `maxWorkflows`: returns those
+   * signalled, or undefined when the rate bound held it.
+   */
+  private async wake(vSwitchId: string, known: string[] | undefined): Promise<string[] | undefined> {
     // The id goes into a visibility query: only what a vSwitch id can look like.
-    if (!VSWITCH_ID.test(vSwitchId)) return false;
+    if (!VSWITCH_ID.test(vSwitchId)) return undefined;
     const now = Date.now();
-    if (now - (this.lastWakeMs.get(vSwitchId) ?? Number.NEGATIVE_INFINITY) < this.minWakeIntervalMs) return false;
+    if (now - (this.lastWakeMs.get(vSwitchId) ?? Number.NEGATIVE_INFINITY) < this.minWakeIntervalMs) return undefined;
     this.lastWakeMs.set(vSwitchId, now);
     const ids = (known ?? (await this.nodesWaitingOn(vSwitchId))).slice(0, this.maxWorkflows);
     await signalReconcile({
@@ -217,7 +219,7 @@ export class VSwitchWakeNotifier {
       logger: this.logger,
     });
     if (ids.length > 0) this.logger.info({ vSwitchId, nodes: ids.length }, 'Woke nodes stuck on the vSwitch');
-    return true;
+    return ids;
   }
 
   private async nodesWaitingOn(vSwitchId: string): Promise<string[]> {
@@ -229,6 +231,19 @@ export class VSwitchWakeNotifier {
     });
     return nodes.map((execution) => execution.workflowId);
   }
+}
+
+/**
+ * The nodes a poll records as seen at the vSwitch's free count: those it did not mean to wake, and those it signalled.
+ * A node meant to be woken but held back (the wake rate bound, or cut by `maxWorkflows`) keeps its turn.
+ */
+export function seenAfterWake(input: {
+  waiting: readonly string[];
+  toWake: readonly string[];
+  signalled: readonly string[] | undefined;
+}): string[] {
+  const signalled = input.signalled ?? [];
+  return input.waiting.filter((node) => !input.toWake.includes(node) || signalled.includes(node));
 }
 
 /** At most `max` items from `cursor` on, wrapping around, and where the next turn starts. */

@@ -86,6 +86,21 @@ describe('scheduling', () => {
     });
   });
 
+  it("a new node's first pass lists its ENIs but leaves the vSwitch cache (and its blocks) alone", async () => {
+    const node = idleNode('first-pass-no-vswitch-refresh');
+    await runNode(env, node, {}, async () => {
+      await node.waitForPasses(1);
+      assert.equal(node.callsOf('describeNodeEnis').length, 1, 'the first pass syncs with the cloud');
+      const reads = node.callsOf('describeVSwitches');
+      assert.ok(reads.length > 0, 'the first pass reads its vSwitches');
+      assert.deepEqual(
+        reads.map((call) => call.input.refresh ?? false),
+        reads.map(() => false),
+        'without asking the cache to refresh',
+      );
+    });
+  });
+
   it('signals arriving during a pass are coalesced into one more pass', async () => {
     const node = idleNode('coalesced-signals');
     const hold = gate();

@@ -38,7 +38,13 @@ export interface CarriedState {
   version?: number;
   /** The ENIs as the workflow knows them, kept only while the CR has not yet been told (status write pending). */
   unwrittenEnis?: NetworkInterfaces;
+  /** A resync was asked for (signal, quota refusal, failed status write): the next pass syncs and re-reads vSwitches. */
   needResync: boolean;
+  /**
+   * Set only in a node's first run until its first OpenAPI sync: that pass lists the instance's ENIs whatever the CR
+   * shows, but, unlike a resync, leaves the worker's vSwitch cache (and its blocks) alone.
+   */
+  firstSyncDue?: boolean;
   /** When the pool period last started: the pool's last shrink, or the last pass warm-up got addresses in. */
   lastGcMs?: number;
   reconcileCount: number;
@@ -102,7 +108,8 @@ export interface CarriedState {
 export function newCarriedState(): CarriedState {
   return {
     version: CARRIED_STATE_VERSION,
-    needResync: true,
+    needResync: false,
+    firstSyncDue: true,
     reconcileCount: 0,
     signalsReceived: 0,
     failureStreak: 0,

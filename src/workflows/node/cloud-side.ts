@@ -53,7 +53,7 @@ export async function readCloudSide(input: {
   const syncHeldBack =
     !gates.sync &&
     isOpenApiSyncDue({
-      needResync: state.needResync,
+      needResync: state.needResync || state.firstSyncDue === true,
       lastSyncMs: syncTimesOf(status).lastSyncMs,
       nextSyncMs: schedule.nextSyncMs ?? syncTimesOf(status).nextSyncMs,
       podCount: input.podCount,

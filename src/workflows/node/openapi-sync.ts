@@ -107,7 +107,7 @@ export async function syncEnisIfDue(input: {
   const now = Date.now();
   const times = syncTimesOf(input.status);
   const due = isOpenApiSyncDue({
-    needResync: state.needResync,
+    needResync: state.needResync || state.firstSyncDue === true,
     lastSyncMs: times.lastSyncMs,
     nextSyncMs: input.runNextSyncMs ?? times.nextSyncMs,
     podCount: input.podCount,
@@ -121,6 +121,7 @@ export async function syncEnisIfDue(input: {
   if (synced.unlisted.length > 0) state.unlistedEnis = synced.unlisted;
   else delete state.unlistedEnis;
   state.needResync = false;
+  delete state.firstSyncDue;
   return {
     enis: synced.enis,
     times: { lastSyncMs: now, nextSyncMs: now + input.periodMs * (1 + Math.random()) },

@@ -1,11 +1,17 @@
+import { CAPACITY_FAILURE_TYPES } from '../../ipam/index.js';
 import type { PendingOperation } from '../messages.js';
+import { stepFailure } from './step-failure.js';
 
 /** The cloud operations a node has in flight, for the `state` query (never in history). */
 export class OperationTracker {
   private pending: PendingOperation[] = [];
   private failureListener: (() => void) | undefined;
 
-  /** Told when a tracked operation fails, the moment the workflow learns it (before the pass folds and writes). */
+  /**
+   * Told when a tracked operation fails, the moment the workflow learns it (before the pass folds and writes). A
+   * capacity refusal (vSwitch exhausted, quota) is not a failing call: the pass ends InsufficientIP or Ready, and an
+   * early Error would cost upserts and draw a cloud-recovered wake.
+   */
   onFailure(listener: () => void): void {
     this.failureListener = listener;
   }
@@ -16,7 +22,7 @@ export class OperationTracker {
     try {
       return await run();
     } catch (error) {
-      this.failureListener?.();
+      if (!CAPACITY_FAILURE_TYPES.includes(stepFailure(error).type)) this.failureListener?.();
       throw error;
     } finally {
       this.pending = this.pending.filter((item) => item !== entry);

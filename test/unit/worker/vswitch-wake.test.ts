@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { takeTurn, WaitMemory } from '../../../src/worker/vswitch-wake.js';
+import { seenAfterWake, takeTurn, WaitMemory } from '../../../src/worker/vswitch-wake.js';
 
 describe('takeTurn (the vSwitch wake describes at most a few vSwitches per poll, each in its turn)', () => {
   const ids = ['a', 'b', 'c', 'd', 'e'];
@@ -59,5 +59,21 @@ describe('WaitMemory (which stuck nodes a vSwitch poll wakes)', () => {
     // ... then forgotten: a later wait on the vSwitch is a first look again.
     memory.named(waiting({}));
     assert.deepEqual(memory.toWake('vsw-a', ['node-a'], 4), ['node-a']);
+  });
+});
+
+describe('seenAfterWake (a node cut from a wake keeps its turn)', () => {
+  it('records as seen only the nodes it signalled, not those cut by the wake bound', () => {
+    const seen = seenAfterWake({
+      waiting: ['node-a', 'node-b', 'node-c', 'node-d'],
+      toWake: ['node-b', 'node-c', 'node-d'],
+      signalled: ['node-b', 'node-c'],
+    });
+    assert.deepEqual(seen, ['node-a', 'node-b', 'node-c']);
+  });
+
+  it('records none of those it meant to wake when the rate bound held the wake back', () => {
+    const seen = seenAfterWake({ waiting: ['node-a', 'node-b'], toWake: ['node-b'], signalled: undefined });
+    assert.deepEqual(seen, ['node-a']);
   });
 });
