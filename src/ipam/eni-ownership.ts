@@ -56,9 +56,11 @@ const ADOPTABLE_TYPES: readonly string[] = ['Secondary', 'Trunk'];
 
 /**
  * The ENIs of a node to tag with this cluster's id (adoption), so that the RAM policy, which lets a cluster's role
- * change only ENIs carrying its cluster tag, allows the calls the node makes on them. An ENI is adopted only on two
- * independent pieces of evidence that it is this node's: the cloud's fresh listing shows it attached to this node's
- * instance, and this node's CR (as read, before the listing is merged in) lists it. Never adopted: an ENI that
+ * change only ENIs carrying its cluster tag, allows the calls the node makes on them. The CR (instance id and ENI
+ * list) is written by the node's daemon, so it alone proves nothing: nothing is adopted unless the core Node's
+ * `spec.providerID` (set by the kubelet / cloud controller manager, not the daemon) names the same instance. Then an
+ * ENI is adopted only if the cloud's fresh listing shows it attached to that instance and the CR (as read, before the
+ * listing is merged in) lists it. Never adopted: an ENI that
  * carries any cluster tag (this cluster's needs nothing; another cluster's is never claimed), the primary ENI and
  * kinds this controller does not create, and ENIs the block list or ERDMA rule keep unschedulable (eniflow never
  * changes those, so it needs no right on them). Sorted ids.
@@ -69,10 +71,12 @@ export function enisToAdopt(input: {
   /** This node's CR, as read. */
   crEnis: Readonly<NetworkInterfaces>;
   instanceId: string;
+  /** The core Node's `spec.providerID`; absent or naming another instance: nothing is adopted. */
+  providerId: string | undefined;
   clusterId: string;
   eniSpec: Readonly<EniSpec>;
 }): string[] {
-  if (input.instanceId === '') return [];
+  if (!providerIdNamesInstance({ providerId: input.providerId, instanceId: input.instanceId })) return [];
   const adopt = new Set<string>();
   for (const cloud of input.remote) {
     if ((cloud.instanceId ?? '') !== input.instanceId) continue;
@@ -84,6 +88,16 @@ export function enisToAdopt(input: {
     adopt.add(cloud.eniId);
   }
   return [...adopt].sort();
+}
+
+/**
+ * Whether a core Node's `spec.providerID` names the instance: Alibaba Cloud's form is `<region>.<instance id>`
+ * (`cn-hangzhou.i-xxxx`); the part after the last `.` must equal the instance id (no suffix match).
+ */
+export function providerIdNamesInstance(input: { providerId: string | undefined; instanceId: string }): boolean {
+  if (input.instanceId === '' || input.providerId === undefined) return false;
+  const dot = input.providerId.lastIndexOf('.');
+  return dot >= 0 && input.providerId.slice(dot + 1) === input.instanceId;
 }
 
 /** The tags adoption writes: this cluster's id and the node, nothing else (the ENI's `creator` stays as it is). */

@@ -30,7 +30,7 @@ const IN_PROGRESS: readonly PendingReason[] = ['waitingForAttach', 'allocating']
 /**
  * The Events about pods waiting for an IP: each of the {@link POD_EVENT_CAP} (or `cap`) that have waited longest
  * (then in pod order) gets its own, in pod order; when more are due, one Event on the node counts every due pod by
- * cause (most first), so nobody is left unexplained. A summary series names the set of causes, not the counts: its
+ * cause (most first), so nobody is left unexplained. A summary series names the set of causes (sorted), not the counts or their rank: its
  * repeats update one Event. O(N log N) for N due pods.
  */
 export function pendingNotices(input: {
@@ -69,7 +69,8 @@ export function pendingNotices(input: {
       message:
         `${longest.length} pods have waited for an IP: ${why}. The ${told.length} waiting longest have an Event ` +
         `each; the other ${longest.length - told.length} are counted here (workflow ${input.workflowId})`,
-      series: `pendingPods:${ranked.map(([series]) => series).join(',')}`,
+      // In key order, not count order: causes that swap rank still update the same Event.
+      series: `pendingPods:${[...causes.keys()].sort(byText).join(',')}`,
     },
   };
 }

@@ -110,6 +110,14 @@ describe('deploy/ram-policy.json', () => {
       allowed({ action: 'ecs:TagResources', resourceTags: terwayEni, requestTags: { creator: 'eniflow' } }),
       false,
     );
+    const tagAllows = shippedRamPolicy(CLUSTER).Statement.filter(
+      (statement) => statement.Effect === 'Allow' && statement.Action.includes('ecs:TagResources'),
+    );
+    assert.deepEqual(
+      tagAllows.map((statement) => statement.Resource),
+      ['acs:ecs:*:*:eni/*'],
+      'adoption may tag ENIs only, no other resource',
+    );
   });
 
   it('creates only ENIs tagged for this cluster by eniflow', () => {

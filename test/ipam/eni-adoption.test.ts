@@ -13,6 +13,8 @@ import { aCloudEni, anEni, anIp, aSpec, enisOf } from './builders.js';
 const CLUSTER = 'c-this';
 const OTHER = 'c-other';
 const INSTANCE = 'i-node-a';
+/** The core Node's spec.providerID for this node (kubelet / cloud controller manager, not the daemon). */
+const PROVIDER_ID = `cn-hangzhou.${INSTANCE}`;
 
 /** An ENI Terway created and attached to this node's instance (creator=terway, no eniflow tag). */
 function terwayEni(eniId: string, overrides: Partial<CloudEni> = {}): CloudEni {
@@ -85,7 +87,14 @@ describe('enisToAdopt', () => {
                 ipv4: [anIp('10.0.0.2', { pod: 'default/web-1' })],
               }),
             );
-      const adopted = enisToAdopt({ remote: [row.cloud], crEnis, instanceId: INSTANCE, clusterId: CLUSTER, eniSpec });
+      const adopted = enisToAdopt({
+        remote: [row.cloud],
+        crEnis,
+        instanceId: INSTANCE,
+        providerId: PROVIDER_ID,
+        clusterId: CLUSTER,
+        eniSpec,
+      });
       assert.deepEqual(adopted, row.adopt ? [row.cloud.eniId] : []);
     });
   }
@@ -93,16 +102,43 @@ describe('enisToAdopt', () => {
   it('adopts nothing for a node whose instance is not known yet', () => {
     const cloud = terwayEni('eni-terway', { instanceId: '' });
     const crEnis = enisOf(anEni('eni-terway'));
-    assert.deepEqual(enisToAdopt({ remote: [cloud], crEnis, instanceId: '', clusterId: CLUSTER, eniSpec }), []);
+    assert.deepEqual(
+      enisToAdopt({ remote: [cloud], crEnis, instanceId: '', providerId: 'cn-hangzhou.', clusterId: CLUSTER, eniSpec }),
+      [],
+    );
   });
 
   it('answers the same sorted ids, once each, whatever order the cloud lists in', () => {
     const remote = [terwayEni('eni-c'), terwayEni('eni-a'), terwayEni('eni-b'), terwayEni('eni-a')];
     const crEnis = enisOf(anEni('eni-a'), anEni('eni-b'), anEni('eni-c'));
-    const input = { crEnis, instanceId: INSTANCE, clusterId: CLUSTER, eniSpec };
+    const input = { crEnis, instanceId: INSTANCE, providerId: PROVIDER_ID, clusterId: CLUSTER, eniSpec };
     assert.deepEqual(enisToAdopt({ ...input, remote }), ['eni-a', 'eni-b', 'eni-c']);
     assert.deepEqual(enisToAdopt({ ...input, remote: [...remote].reverse() }), ['eni-a', 'eni-b', 'eni-c']);
   });
+});
+
+describe('enisToAdopt needs the core Node to name the instance (the daemon writes the CR)', () => {
+  const table: { name: string; providerId: string | undefined; adopt: boolean }[] = [
+    { name: "the providerID names the CR's instance", providerId: PROVIDER_ID, adopt: true },
+    { name: 'no providerID', providerId: undefined, adopt: false },
+    { name: 'an empty providerID', providerId: '', adopt: false },
+    { name: 'a providerID naming another instance', providerId: 'cn-hangzhou.i-other-cluster-node', adopt: false },
+    { name: 'a providerID only ending with the instance id', providerId: 'cn-hangzhou.xi-node-a', adopt: false },
+    { name: 'a providerID without a region', providerId: INSTANCE, adopt: false },
+  ];
+  for (const row of table) {
+    it(`${row.adopt ? 'adopts' : 'adopts nothing'}: ${row.name}`, () => {
+      const adopted = enisToAdopt({
+        remote: [terwayEni('eni-terway')],
+        crEnis: enisOf(anEni('eni-terway')),
+        instanceId: INSTANCE,
+        providerId: row.providerId,
+        clusterId: CLUSTER,
+        eniSpec,
+      });
+      assert.deepEqual(adopted, row.adopt ? ['eni-terway'] : []);
+    });
+  }
 });
 
 describe('adoptionTags', () => {

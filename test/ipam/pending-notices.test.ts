@@ -167,6 +167,21 @@ void describe('pendingNotices', () => {
     assert.equal(later.summary?.series, first.summary?.series, 'a changed count updates the same Event');
   });
 
+  void it('the summary series is in cause order, so causes that swap rank update the same Event', () => {
+    const mix = (limit: number, attach: number): DuePod[] => [
+      ...duePods(limit, 'instanceEniLimit', NOW - 10_000),
+      ...duePods(attach, 'waitingForAttach', NOW - 10_000).map((pod) => ({ ...pod, podId: `${pod.podId}-a` })),
+    ];
+    const table = [
+      { name: 'the ENI limit leads', due: mix(5, 1) },
+      { name: 'waiting for attach leads', due: mix(1, 5) },
+    ];
+    for (const row of table) {
+      const notices = pendingNotices({ due: row.due, failing: {}, workflowId: 'w', cap: 2 });
+      assert.equal(notices.summary?.series, 'pendingPods:instanceEniLimit,waitingForAttach', row.name);
+    }
+  });
+
   void it('in the pass that recovered, pods whose IP is on its way are not told; other causes are', () => {
     const due: DuePod[] = [
       { podId: 'ns/attach', sinceMs: NOW - 60_000, reason: 'waitingForAttach' },

@@ -182,8 +182,13 @@ export async function startNodeScenario(
   const taskQueue = uniqueTaskQueue(input.name);
   const emulator = await startEmulatorHarness(input.emulator ?? {});
   const logger = input.logger ?? pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+  const metadata = input.spec.nodeMetadata;
   await createCoreNode(env.kube, {
     name: nodeName,
+    // As the cloud controller manager writes it: adoption takes the instance only when this names it.
+    ...(metadata?.instanceID === undefined
+      ? {}
+      : { providerId: `${metadata.regionID ?? 'cn-hangzhou'}.${metadata.instanceID}` }),
     conditions: [
       {
         type: 'Ready',

@@ -44,6 +44,8 @@ export interface NodeSnapshot {
     uid: string;
     isReady: boolean;
     exclusiveEniMode: string;
+    /** `spec.providerID` (kubelet / cloud controller manager, not the daemon): adoption's evidence of the instance. */
+    providerId?: string;
     sufficientIp?: NodeConditionSnapshot;
     /** eniflow's own `IPAMConfigValid` condition, as the Node shows it. */
     ipamConfigValid?: NodeConditionSnapshot;
@@ -113,6 +115,8 @@ export function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNo
     isReady: conditions.some((condition) => condition.type === 'Ready' && condition.status === 'True'),
     exclusiveEniMode: (node.metadata?.labels?.[EXCLUSIVE_ENI_MODE_LABEL] ?? 'default').toLowerCase(),
   };
+  const providerId = node.spec?.providerID;
+  if (providerId !== undefined && providerId !== '') snapshot.providerId = providerId;
   if (sufficient !== undefined) snapshot.sufficientIp = conditionSnapshot(sufficient);
   const configValid = conditions.find((condition) => condition.type === 'IPAMConfigValid');
   if (configValid !== undefined) snapshot.ipamConfigValid = conditionSnapshot(configValid);

@@ -28,6 +28,8 @@ export async function readCloudSide(input: {
   spec: ReadyNodeSpec;
   enis: NetworkInterfaces;
   instanceId: string;
+  /** The core Node's `spec.providerID` (see `enisToAdopt`). */
+  providerId: string | undefined;
   podCount: number;
   nowMs: number;
   gates: Pick<DegradationGates, 'cloud' | 'sync'>;
@@ -70,6 +72,7 @@ export async function readCloudSide(input: {
         podCount: input.podCount,
         crIsOwnWrite,
         instanceId: input.instanceId,
+        providerId: input.providerId,
         clusterId: input.settings.clusterId,
         nodeName: input.node.metadata.name,
         spec,

@@ -5,6 +5,7 @@ import {
   formatRfc3339,
   isOpenApiSyncDue,
   mergeOpenApiEnis,
+  providerIdNamesInstance,
   resolveUnlistedEnis,
   syncTimesOf,
 } from '../../ipam/index.js';
@@ -23,14 +24,23 @@ async function adoptListedEnis(input: {
   remote: Parameters<typeof enisToAdopt>[0]['remote'];
   enis: NetworkInterfaces;
   instanceId: string;
+  providerId: string | undefined;
   clusterId: string;
   nodeName: string;
   spec: ReadyNodeSpec;
 }): Promise<number> {
+  if (!providerIdNamesInstance({ providerId: input.providerId, instanceId: input.instanceId })) {
+    log.info("no ENI adopted: the core Node's spec.providerID does not name the CR's instance", {
+      instanceId: input.instanceId,
+      providerId: input.providerId ?? '',
+    });
+    return 0;
+  }
   const eniIds = enisToAdopt({
     remote: input.remote,
     crEnis: input.enis,
     instanceId: input.instanceId,
+    providerId: input.providerId,
     clusterId: input.clusterId,
     eniSpec: input.spec.eni,
   });
@@ -56,6 +66,8 @@ async function adoptListedEnis(input: {
 export async function syncWithOpenApi(input: {
   enis: NetworkInterfaces;
   instanceId: string;
+  /** The core Node's `spec.providerID`, adoption's evidence that the CR's instance is this node's. */
+  providerId: string | undefined;
   clusterId: string;
   nodeName: string;
   spec: ReadyNodeSpec;
@@ -95,6 +107,8 @@ export async function syncEnisIfDue(input: {
   /** The CR read is the workflow's own last status write (see `isOpenApiSyncDue`). */
   crIsOwnWrite: boolean;
   instanceId: string;
+  /** The core Node's `spec.providerID`, adoption's evidence that the CR's instance is this node's. */
+  providerId: string | undefined;
   clusterId: string;
   nodeName: string;
   spec: ReadyNodeSpec;

@@ -73,6 +73,7 @@ export async function readyPass(input: {
     spec,
     enis: input.enis,
     instanceId: input.instanceId,
+    providerId: input.snapshot.coreNode?.providerId,
     podCount: demand.requests.length,
     nowMs: input.nowMs,
     gates,
