@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CloudEni, CreateEniRequest, VSwitchInfo } from '../ipam/index.js';
 import {
   adoptionTags,
+  IPV4_PREFIX_SIZE,
   ENIFLOW_CLUSTER_TAG_KEY,
   ENIFLOW_CREATOR_TAG,
   ENIFLOW_INTENT_TAG,
@@ -42,9 +43,6 @@ export interface CreateEniPrefixCounts {
 /** Most resources one `TagResources` call takes (`ResourceId.N`, 1–50). */
 const TAG_RESOURCES_MAX_IDS = 50;
 
-/** The addresses one IPv4 /28 prefix takes from its vSwitch. */
-const IPV4_PREFIX_ADDRESSES = 16;
-
 export { ENI_STATUS_PENDING } from './ecs/wait-eni-status.js';
 
 /** The ECS activities. Each wraps one cloud call, is safe to retry, and throws only `ApplicationFailure`s. */
@@ -64,7 +62,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
      */
     async createEni(input: CreateEniRequest & CreateEniPrefixCounts): Promise<{ eni: CloudEni; requestId: string }> {
       const log = logFor({ vSwitchId: input.vSwitchId });
-      const prefixAddresses = IPV4_PREFIX_ADDRESSES * (input.ipv4PrefixCount ?? 0);
+      const prefixAddresses = IPV4_PREFIX_SIZE * (input.ipv4PrefixCount ?? 0);
       const result = await run(
         log,
         () =>
@@ -259,7 +257,7 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       });
       const prefixes = result?.prefixes ?? [];
       if (prefixes.length > 0 && input.vSwitchId !== undefined && !deps.vSwitches.unblock(input.vSwitchId)) {
-        deps.vSwitches.took(input.vSwitchId, IPV4_PREFIX_ADDRESSES * prefixes.length);
+        deps.vSwitches.took(input.vSwitchId, IPV4_PREFIX_SIZE * prefixes.length);
       }
       log.info({ requestId: result?.requestId, count: prefixes.length }, 'Assigned IPv4 prefixes');
       return { prefixes };

@@ -1,6 +1,7 @@
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { EcsCallError } from '../activities/ecs/ecs-errors.js';
 import { ENIFLOW_CLUSTER_TAG_KEY, ENIFLOW_CREATOR_TAG } from '../ipam/eni-ownership.js';
+import { WATCHED_CALL_FAILURE_TYPES } from '../ipam/operation-failures.js';
 
 /**
  * What one probe learned: the action answers (anything but a retryable failure or a refusal), still fails
@@ -19,9 +20,6 @@ export const PROBE_ENI_ID = 'eni-eniflow-probe-none';
 export const PROBE_INSTANCE_ID = 'i-eniflow-probe-none';
 const PROBE_VSWITCH_ID = 'vsw-eniflow-probe-none';
 const PROBE_SECURITY_GROUP_ID = 'sg-eniflow-probe-none';
-
-/** Failure types that mean the action itself is still down (the notifier's transient set). */
-const STILL_FAILING = new Set(['EcsTransient', 'EcsThrottled', 'EcsUnknown']);
 
 /** A RAM refusal: the policy does not allow this call, whatever the action's health. */
 export function isRamRefusal(code: string): boolean {
@@ -75,7 +73,8 @@ export function ecsProbes(ecs: EcsApi, cluster: { clusterId?: string | undefined
       return call().then(
         (): ProbeAnswer => 'answers',
         (error: unknown): ProbeAnswer => {
-          if (!(error instanceof EcsCallError) || STILL_FAILING.has(error.failure.type)) return 'failing';
+          if (!(error instanceof EcsCallError) || WATCHED_CALL_FAILURE_TYPES.includes(error.failure.type))
+            return 'failing';
           return isRamRefusal(error.failure.code) ? 'refused' : 'answers';
         },
       );

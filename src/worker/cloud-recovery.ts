@@ -2,13 +2,11 @@ import { Client } from '@temporalio/client';
 import type { ConnectionLike } from '@temporalio/client';
 
 import type { EcsFailure } from '../activities/ecs/ecs-errors.js';
+import { WATCHED_CALL_FAILURE_TYPES } from '../ipam/operation-failures.js';
 import type { Logger } from '../logger.js';
-import { IPAM_STATE_SEARCH_ATTRIBUTE, nodeWorkflowsQuery } from '../shared/workflow-ids.js';
+import { IPAM_STATE_SEARCH_ATTRIBUTE } from '../shared/workflow-ids.js';
 import type { CloudProbe } from './cloud-probe.js';
-import { signalReconcile } from './node-wakeups.js';
-
-/** Failures that end on their own (the cloud recovers): the only ones whose end is worth telling other nodes. */
-const TRANSIENT = new Set(['EcsTransient', 'EcsThrottled', 'EcsUnknown']);
+import { runningNodes, signalReconcile } from './node-wakeups.js';
 
 /** The notifier's times, when a test shortens them (every default suits production). */
 export interface CloudRecoveryOptions {
@@ -117,7 +115,8 @@ export class CloudRecoveryNotifier {
   }
 
   failed(activityType: string, failure: EcsFailure): void {
-    if (!TRANSIENT.has(failure.type)) return;
+    // Only failures that end on their own (the cloud recovers) have an end worth telling other nodes.
+    if (!WATCHED_CALL_FAILURE_TYPES.includes(failure.type)) return;
     const now = Date.now();
     if (now - this.lastFailureMs >= this.maxIntervalMs) this.flaps = 0;
     else if (now - this.lastNotifyMs < this.minIntervalMs * 6 && !this.flapCounted) {
@@ -259,8 +258,8 @@ export class CloudRecoveryNotifier {
     const taskQueue = this.taskQueue;
     return {
       list: async function* (pageSize) {
-        const query = nodeWorkflowsQuery(taskQueue, [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = "Error"`]);
-        for await (const execution of client.workflow.list({ query, pageSize })) yield execution.workflowId;
+        const extra = [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = "Error"`];
+        for await (const execution of runningNodes({ client, taskQueue, extra, pageSize })) yield execution.workflowId;
       },
       signal: (workflowIds) =>
         signalReconcile({ client, workflowIds, reason: { reason: 'cloud-recovered' }, logger: this.logger }),

@@ -10,6 +10,17 @@ import type { ReconcileReason } from '../workflows/messages.js';
  * worker's task queue by a visibility query, at most `max` of them, and signal them `reconcile`.
  */
 
+/** Every running node workflow of `taskQueue` that matches the `extra` clauses, listed `pageSize` a page. */
+export function runningNodes(input: {
+  client: Client;
+  taskQueue: string;
+  extra: readonly string[];
+  pageSize: number;
+}): AsyncIterable<WorkflowExecutionInfo> {
+  const query = nodeWorkflowsQuery(input.taskQueue, input.extra);
+  return input.client.workflow.list({ query, pageSize: input.pageSize });
+}
+
 /** The running node workflows of `taskQueue` that match the `extra` clauses, at most `max` (one page). */
 export async function listRunningNodes(input: {
   client: Client;
@@ -18,8 +29,7 @@ export async function listRunningNodes(input: {
   max: number;
 }): Promise<WorkflowExecutionInfo[]> {
   const found: WorkflowExecutionInfo[] = [];
-  const query = nodeWorkflowsQuery(input.taskQueue, input.extra);
-  for await (const execution of input.client.workflow.list({ query, pageSize: input.max })) {
+  for await (const execution of runningNodes({ ...input, pageSize: input.max })) {
     found.push(execution);
     if (found.length >= input.max) break;
   }
