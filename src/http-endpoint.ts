@@ -12,7 +12,7 @@ export interface ListeningEndpoint {
 }
 
 /** Answers `/metrics` from a prom-client registry (500, logged, when a collector fails). */
-export function serveMetrics(response: ServerResponse, registry: Registry, logger: Logger): void {
+function serveMetrics(response: ServerResponse, registry: Registry, logger: Logger): void {
   registry.metrics().then(
     (body) => response.writeHead(200, { 'content-type': registry.contentType }).end(body),
     (error: unknown) => {
@@ -26,7 +26,7 @@ export function serveMetrics(response: ServerResponse, registry: Registry, logge
  * Binds `server` to `host:port` (the worker's and the watcher's health and metrics endpoints); `close` also ends
  * kept-alive connections, so a scraper cannot hold a shutdown.
  */
-export async function listenOn(input: { server: Server; address: string; logger: Logger }): Promise<ListeningEndpoint> {
+async function listenOn(input: { server: Server; address: string; logger: Logger }): Promise<ListeningEndpoint> {
   const { server } = input;
   const separator = input.address.lastIndexOf(':');
   const host = input.address.slice(0, separator);
