@@ -16,6 +16,7 @@ import type {
   PendingCreate,
   VSwitchInfo,
 } from '../../ipam/index.js';
+import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
 import { attach, attachOnce, create, ecsRead, release, wait } from './activities.js';
 import { attachResultOfFailure, reportAttach } from './attach-metric.js';
 import type { OperationTracker } from './operation-tracker.js';
@@ -67,7 +68,7 @@ export class CreateSaga {
     this.tracker = input.tracker;
     this.horizonMs = input.horizonMs;
     this.holdReleases = input.holdReleases === true;
-    this.attachKnownFailing = input.failingCalls?.includes('AttachNetworkInterface') === true;
+    this.attachKnownFailing = input.failingCalls?.includes(ECS_ACTIVITY_APIS.attachEni) === true;
   }
 
   async run(input: {
@@ -143,7 +144,11 @@ export class CreateSaga {
     const sentMs = Date.now();
     try {
       const created = await this.tracker.track(
-        { kind: 'createEni', action: 'CreateNetworkInterface', detail: `${request.eniKind} in ${request.vSwitchId}` },
+        {
+          kind: 'createEni',
+          action: ECS_ACTIVITY_APIS.createEni,
+          detail: `${request.eniKind} in ${request.vSwitchId}`,
+        },
         () => create.createEni(request),
       );
       report.succeededCalls += 1;
@@ -176,7 +181,7 @@ export class CreateSaga {
     const token = intent.request.clientToken;
     try {
       const found = await this.tracker.track(
-        { kind: 'createEni', action: 'DescribeNetworkInterfaces', detail: `find intent ${token}` },
+        { kind: 'createEni', action: ECS_ACTIVITY_APIS.findEnisByIntent, detail: `find intent ${token}` },
         () => ecsRead.findEnisByIntent({ clientTokens: [token] }),
       );
       report.succeededCalls += 1;
@@ -245,7 +250,7 @@ export class CreateSaga {
       if (attaching) reportAttach({ nodeName: this.nodeName, cloud, startedMs: attachStartedMs, result });
     };
     try {
-      const action = attaching ? 'AttachNetworkInterface' : 'DescribeNetworkInterfaces';
+      const action = attaching ? ECS_ACTIVITY_APIS.attachEni : ECS_ACTIVITY_APIS.waitEniStatus;
       await this.tracker.track({ kind: 'createEni', action, eniId, detail: 'until InUse' }, async () => {
         const attachCall = this.attachKnownFailing ? attachOnce : attach;
         if (attaching) await attachCall.attachEni({ eniId, instanceId: this.instanceId });
@@ -277,11 +282,14 @@ export class CreateSaga {
     const compensation = await CancellationScope.nonCancellable(async () => {
       try {
         const detail = 'compensate failed attach, then delete';
-        await this.tracker.track({ kind: 'removeEni', action: 'DetachNetworkInterface', eniId, detail }, async () => {
-          await release.detachEni({ eniId, instanceId: this.instanceId });
-          await wait.waitEniStatus({ eniId, status: 'Available', goneIsDone: true });
-          await release.deleteEni({ eniId });
-        });
+        await this.tracker.track(
+          { kind: 'removeEni', action: ECS_ACTIVITY_APIS.detachEni, eniId, detail },
+          async () => {
+            await release.detachEni({ eniId, instanceId: this.instanceId });
+            await wait.waitEniStatus({ eniId, status: 'Available', goneIsDone: true });
+            await release.deleteEni({ eniId });
+          },
+        );
         return undefined;
       } catch (error) {
         return { operation: 'deleteEni', eniId, failure: stepFailure(error) } satisfies FailedStep;

@@ -12,6 +12,7 @@ import type {
   PrefixGcAction,
   VSwitchInfo,
 } from '../../ipam/index.js';
+import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
 import type { GcResult } from '../messages.js';
 import { ecsRead, ipOps, release, wait } from './activities.js';
 import { CreateSaga } from './create-saga.js';
@@ -225,7 +226,7 @@ export class EniOperator {
         return report;
       }
       const removed = await this.tracker.track(
-        { kind: 'removeEni', action: 'DetachNetworkInterface', eniId: action.eniId, detail: 'then delete' },
+        { kind: 'removeEni', action: ECS_ACTIVITY_APIS.detachEni, eniId: action.eniId, detail: 'then delete' },
         () => this.removeEni(action.eniId),
       );
       report.succeededCalls += 1;
@@ -328,10 +329,10 @@ function withAssignFailure(
 
 /** The ECS action that assigns addresses or prefixes of a family. */
 function assignAction(family: IpFamily): string {
-  return family === 'ipv4' ? 'AssignPrivateIpAddresses' : 'AssignIpv6Addresses';
+  return ECS_ACTIVITY_APIS[family === 'ipv4' ? 'assignIpv4' : 'assignIpv6'];
 }
 
 /** The ECS action that unassigns addresses or prefixes of a family. */
 function unassignAction(family: IpFamily): string {
-  return family === 'ipv4' ? 'UnassignPrivateIpAddresses' : 'UnassignIpv6Addresses';
+  return ECS_ACTIVITY_APIS[family === 'ipv4' ? 'unassignIpv4' : 'unassignIpv6'];
 }

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 
 import type { EniAllocationError, EniOutcome, LedgerFailure, PendingCreate } from '../../ipam/index.js';
+import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
 
 /** A failure of one activity, reduced to what the workflow decides on. */
 export interface StepFailure {
@@ -48,19 +49,13 @@ export interface FailedStep {
   failure: StepFailure;
 }
 
-/** The ECS action of each step that makes one call (its failure may not say, e.g. after a timeout). */
+/**
+ * The ECS action of each step that makes one call (its failure may not say, e.g. after a timeout): the activity's
+ * own action, and the pass's OpenAPI listing step.
+ */
 const STEP_ACTIONS: Readonly<Record<string, string>> = {
-  createEni: 'CreateNetworkInterface',
-  attachEni: 'AttachNetworkInterface',
-  detachEni: 'DetachNetworkInterface',
-  deleteEni: 'DeleteNetworkInterface',
-  assignIpv4: 'AssignPrivateIpAddresses',
-  assignIpv6: 'AssignIpv6Addresses',
-  assignIpv4Prefixes: 'AssignPrivateIpAddresses',
-  assignIpv6Prefixes: 'AssignIpv6Addresses',
-  findEnisByIntent: 'DescribeNetworkInterfaces',
-  describeEnisById: 'DescribeNetworkInterfaces',
-  listNodeEnis: 'DescribeNetworkInterfaces',
+  ...ECS_ACTIVITY_APIS,
+  listNodeEnis: ECS_ACTIVITY_APIS.describeNodeEnis,
 };
 
 /**
