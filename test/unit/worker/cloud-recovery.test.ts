@@ -113,6 +113,13 @@ describe('CloudRecoveryNotifier', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     assert.equal(counts.probes.length, 1);
     assert.equal(counts.wakes, 0);
+    // Recovery is then seen in real calls only: a success of the action still wakes the nodes.
+    notifier.succeeded('attachEni');
+    await pollUntil(() => Promise.resolve(counts.wakes > 0 ? true : undefined), {
+      description: 'the wake after a real success',
+      timeoutMs: 5_000,
+    });
+    assert.equal(counts.probes.length, 1, 'no probe after the refusal');
   });
 
   it('a failure of a type with no probe arms no timer', () => {
