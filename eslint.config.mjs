@@ -232,6 +232,30 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript: the install's SDK patch (run by npm under whatever Node runs it) and the file it copies into
+    // @temporalio/worker. Not in the TypeScript project, so without type-aware rules; Node's globals declared here.
+    files: ['scripts/**/*.mjs', 'scripts/**/*.cjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        SharedArrayBuffer: 'readonly',
+        Atomics: 'readonly',
+        BigInt64Array: 'readonly',
+      },
+    },
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['scripts/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', exports: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',

@@ -116,7 +116,7 @@ function occurrences(text, part) {
   return text.split(part).length - 1;
 }
 
-function replaceCounted(path, text, from, to, count) {
+function replaceCounted(path, text, { from, to, count }) {
   const found = occurrences(text, from);
   if (found !== count) {
     throw new Error(`${SDK_PACKAGE}/${path}: expected ${count} × ${JSON.stringify(from)}, found ${found}`);
@@ -126,12 +126,18 @@ function replaceCounted(path, text, from, to, count) {
 
 /** The patched text of one file from its original text; throws when an edit does not match as often as expected. */
 export function applyEdits(file, text) {
-  return file.edits.reduce((out, edit) => replaceCounted(file.path, out, edit.find, edit.replace, edit.count), text);
+  return file.edits.reduce(
+    (out, edit) => replaceCounted(file.path, out, { from: edit.find, to: edit.replace, count: edit.count }),
+    text,
+  );
 }
 
 /** The original text of one file from its patched text (the edits undone, last first). */
 export function revertEdits(file, text) {
-  return file.edits.reduceRight((out, edit) => replaceCounted(file.path, out, edit.replace, edit.find, edit.count), text);
+  return file.edits.reduceRight(
+    (out, edit) => replaceCounted(file.path, out, { from: edit.replace, to: edit.find, count: edit.count }),
+    text,
+  );
 }
 
 function revisit(message) {

