@@ -21,6 +21,7 @@ import type { VSwitchWakeOptions } from './vswitch-wake.js';
 import { workerMetrics } from './metrics.js';
 import type { WorkerMetrics } from './metrics.js';
 import { loadCachedWorkflowBundle } from './workflow-bundle-cache.js';
+import { temporalWorkerPatched } from './sdk-patch.js';
 import { DEFAULT_CALLS_PER_MINUTE } from '../shared/ecs-budget.js';
 import { DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS } from '../config.js';
 import type { EcsApiName } from '../shared/ecs-budget.js';
@@ -154,6 +155,12 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     { workflowCode: code.source, loadMs: Math.round(performance.now() - startedMs) },
     'Workflow code loaded',
   );
+  if (!temporalWorkerPatched()) {
+    deps.logger.warn(
+      '@temporalio/worker is not patched (did the install skip scripts?): every call into the workflow sandbox ' +
+        "pays the SDK's per-call watchdog thread (docs/decisions.md, issue 29 point 1)",
+    );
+  }
   const worker = await WorkerGroup.create({
     queues,
     common: {

@@ -25,6 +25,7 @@ import {
   revertEdits,
   sha256,
 } from '../../../scripts/patch-temporal-worker.mjs';
+import { temporalWorkerPatched } from '../../../src/worker/sdk-patch.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SDK_DIR = installedPackageDir(PROJECT_ROOT);
@@ -63,6 +64,10 @@ describe('the installed @temporalio/worker', () => {
     assert.equal(installed(GUARD_FILE), readFileSync(GUARD_SOURCE, 'utf8'));
     assert.match(installed('lib/workflow/threaded-vm.js'), /eniflow_stuck_guard_1\.onSend\)\(this, input\)/);
     assert.match(installed('lib/workflow/workflow-worker-thread.js'), /eniflow_stuck_guard_1\.whileMarked\)/);
+  });
+
+  it('is seen as patched by the worker (which warns at start otherwise)', () => {
+    assert.equal(temporalWorkerPatched(), true);
   });
 
   it('calls into the workflow sandbox without a vm timeout', () => {
