@@ -6,8 +6,15 @@ import type { UnsatisfiedPod } from './local-pool.js';
 import { chooseVSwitchForSpec } from './vswitch-choice.js';
 import type { VSwitchInfo } from './vswitch-choice.js';
 
-/** ECS refuses more than this many addresses in one assign call; the reference also caps a new ENI at it. */
+/**
+ * Most addresses of one family eniflow asks for in one assign or unassign call (Terway's `batchSize`; the 2021 ECS
+ * reference caps an assign at 10). An ENI still grows to its quota in one pass: its assign is made in calls of this size.
+ */
 export const MAX_IPS_PER_CALL = 10;
+/** Most secondary IPv4 addresses `CreateNetworkInterface` takes (`SecondaryPrivateIpAddressCount`, 1–49). */
+export const MAX_SECONDARY_IPV4_AT_CREATE = 49;
+/** Most IPv6 addresses `CreateNetworkInterface` takes (`Ipv6AddressCount`, 1–10). */
+export const MAX_IPV6_AT_CREATE = 10;
 
 /** The three kinds of ENI the controller manages, as (type, traffic mode) pairs. */
 export const ENI_KINDS = ['secondary', 'trunk', 'erdma'] as const;
@@ -78,7 +85,11 @@ export function planEniSlots(input: { spec: NodeSpec; enis: Readonly<NetworkInte
   return slots;
 }
 
-/** A cloud operation the plan asks for; counts are per family and never above {@link MAX_IPS_PER_CALL}. */
+/**
+ * A cloud operation the plan asks for, with counts per family. An assign may exceed {@link MAX_IPS_PER_CALL}: it is
+ * made in calls of at most that many (`assignCalls`). A create carries what ECS takes at creation; `fillTo` says
+ * what the ENI is to hold once attached when that is more.
+ */
 export type EniAllocation =
   | { kind: 'assignIps'; eniId: string; ipv4Count: number; ipv6Count: number }
   | {
@@ -91,6 +102,12 @@ export type EniAllocation =
       /** Prefix mode: IPv4 /28 and IPv6 /80 prefixes the ENI is created with (at most 10 each); absent: none. */
       ipv4PrefixCount?: number;
       ipv6PrefixCount?: number;
+      /**
+       * Addresses (primary included) the new ENI is to hold once attached, when the create cannot carry them all (at
+       * most {@link MAX_SECONDARY_IPV4_AT_CREATE} + 1 IPv4 and {@link MAX_IPV6_AT_CREATE} IPv6): the rest is assigned
+       * on that ENI as soon as it is attached, in the same run, instead of opening another ENI. Absent: the counts.
+       */
+      fillTo?: { ipv4Count: number; ipv6Count: number };
     };
 
 /** Why a slot could not take part; feeds the ENI `InsufficientIP` condition and per-pod events. */
@@ -131,8 +148,9 @@ function growExistingEni(
   const free = limits.families.map((family) => countAvailable(eni, family));
   const quotaLeft = limits.families.map((family) => limits.perAdapter[family] - Object.keys(eni[family] ?? {}).length);
   const pairsBefore = Math.min(...free);
+  // Up to the quota in one pass (in calls of ten), so no new ENI opens while this one still has room.
   const addable = (family: IpFamily, quota: number): number =>
-    Math.min(Math.max(0, quota), MAX_IPS_PER_CALL, family === 'ipv4' ? (vSwitchFree ?? Infinity) : Infinity);
+    Math.min(Math.max(0, quota), family === 'ipv4' ? (vSwitchFree ?? Infinity) : Infinity);
   const reachable = Math.min(
     ...limits.families.map((family, i) => (free[i] ?? 0) + addable(family, quotaLeft[i] ?? 0)),
   );
@@ -151,8 +169,11 @@ function idlePairs(eni: Readonly<NetworkInterface>, families: readonly IpFamily[
 
 /**
  * Decides how many IPs to add per ENI and which ENIs to create (the reference's `addIP` planning), so that every
- * pending pod can be served and `minPoolSize` idle IPs remain, and no more than that is asked for (up to the
- * 10-per-call limit). On a dual-stack node demand is counted in IPv4+IPv6 pairs on the same ENI, because a pod's
+ * pending pod can be served and `minPoolSize` idle IPs remain, and no more than that is asked for. Each ENI is taken
+ * to its quota before the next slot is used: an existing ENI by one assign of any size (made in calls of ten), a new
+ * one by a create sized for what is still wanted (what the create cannot carry is assigned once it is attached), so a
+ * node opens only the ENIs its demand needs; Terway's ten per ENI per pass opens a second ENI while the first has room.
+ * On a dual-stack node demand is counted in IPv4+IPv6 pairs on the same ENI, because a pod's
  * two addresses must share one ENI. ERDMA pods are served only by HighPerformance ENIs and do not count toward
  * the pool size. Existing ENIs are used only when `InUse` and their vSwitch still has addresses. No assign or create
  * asks a vSwitch for more IPv4 addresses than it is known to have left (Terway asks for the full count and, refused,
@@ -174,80 +195,181 @@ export function planEniAllocations(input: {
     families,
     perAdapter: { ipv4: spec.nodeCap?.ipv4PerAdapter ?? 0, ipv6: spec.nodeCap?.ipv6PerAdapter ?? 0 },
   };
-  const demandOf = (erdma: boolean): number =>
+  const demand = demandOf(input, families);
+  const run: PlanRun = {
+    spec,
+    limits,
+    randomValue: input.randomValue,
+    remaining: { ...demand },
+    vSwitches: copyVSwitches(input.vSwitches),
+    allocations: [],
+    problems: [],
+    hasAllocatableEni: false,
+    hasIdleIp: false,
+  };
+  for (const slot of planEniSlots({ spec, enis: input.enis })) {
+    if (slot.eniId === undefined) planNewEni(run, slot.kind);
+    else planExistingEni(run, { kind: slot.kind, eni: input.enis[slot.eniId] });
+  }
+  return {
+    allocations: run.allocations,
+    problems: run.problems,
+    unmetDemand: run.remaining,
+    capacity: { hasIdleIp: run.hasIdleIp, hasAllocatableEni: run.hasAllocatableEni },
+    demand,
+  };
+}
+
+interface Pools {
+  normal: number;
+  erdma: number;
+}
+
+/** The state of one planning run, slot after slot. */
+interface PlanRun {
+  spec: NodeSpec;
+  limits: FamilyLimits;
+  randomValue: number;
+  /** Pairs still wanted per pool. */
+  remaining: Pools;
+  /** The vSwitches with what the allocations planned so far leave them. */
+  vSwitches: Record<string, VSwitchInfo>;
+  allocations: EniAllocation[];
+  problems: SlotProblem[];
+  hasAllocatableEni: boolean;
+  hasIdleIp: boolean;
+}
+
+function usable(eni: Readonly<NetworkInterface>): boolean {
+  return eni.status === 'InUse' && eni.unschedulable !== true;
+}
+
+/**
+ * The pairs the plan covers per pool. Warm-up counts every address the cloud returns, those the waiting pods take
+ * included, so the plan asks for what pods and minPoolSize need or for what warm-up still lacks, whichever is more:
+ * every create and assign of the pass counts toward the target. Terway's `podDemand + max(minPoolDemand, warmUpRest)`
+ * adds the two, which its one call of ≤ 10 per pass, recomputed after each, mostly hides; asked for in one pass, it
+ * overshoots by the pods.
+ */
+function demandOf(
+  input: Pick<Parameters<typeof planEniAllocations>[0], 'spec' | 'enis' | 'unsatisfied' | 'warmUpDemand'>,
+  families: readonly IpFamily[],
+): Pools {
+  const waiting = (erdma: boolean): number =>
     input.unsatisfied.filter((pod) => pod.reason === 'noIdleIp' && pod.request.requireErdma === erdma).length;
-  const usable = (eni: Readonly<NetworkInterface>): boolean => eni.status === 'InUse' && eni.unschedulable !== true;
   const idleNormal = sortedKeys(input.enis)
     .flatMap((id) => input.enis[id] ?? [])
     .filter((eni) => usable(eni) && !isHighPerformance(eni) && eniKindOf(eni) !== undefined)
     .reduce((sum, eni) => sum + idlePairs(eni, families), 0);
-  const minPoolTopUp = Math.max(0, (spec.pool?.minPoolSize ?? 0) - idleNormal);
-  // Warm-up counts every address the cloud returns, those the waiting pods take included, so the plan asks for what
-  // pods and minPoolSize need or for what warm-up still lacks, whichever is more: every create and assign of the
-  // pass counts toward the target. Terway's `podDemand + max(minPoolDemand, warmUpRest)` adds the two, which its one
-  // call of ≤ 10 per pass, recomputed after each, mostly hides; asked for in one pass, it overshoots by the pods.
-  const normal = Math.max(demandOf(false) + minPoolTopUp, input.warmUpDemand ?? 0);
-  const demand = { normal, erdma: demandOf(true) };
-  const remaining = { ...demand };
+  const minPoolTopUp = Math.max(0, (input.spec.pool?.minPoolSize ?? 0) - idleNormal);
+  return { normal: Math.max(waiting(false) + minPoolTopUp, input.warmUpDemand ?? 0), erdma: waiting(true) };
+}
 
-  const allocations: EniAllocation[] = [];
-  const problems: SlotProblem[] = [];
-  let hasAllocatableEni = false;
-  let hasIdleIp = false;
-  const vSwitches: Record<string, VSwitchInfo> = {};
-  for (const id of sortedKeys(input.vSwitches)) {
-    const info = input.vSwitches[id];
-    if (info !== undefined) vSwitches[id] = { ...info };
+function copyVSwitches(vSwitches: Readonly<Record<string, VSwitchInfo>>): Record<string, VSwitchInfo> {
+  const copy: Record<string, VSwitchInfo> = {};
+  for (const id of sortedKeys(vSwitches)) {
+    const info = vSwitches[id];
+    if (info !== undefined) copy[id] = { ...info };
   }
+  return copy;
+}
 
-  for (const slot of planEniSlots({ spec, enis: input.enis })) {
-    const pool = slot.kind === 'erdma' ? 'erdma' : 'normal';
-    if (slot.eniId !== undefined) {
-      const eni = input.enis[slot.eniId];
-      if (eni === undefined || !usable(eni)) continue;
-      if (countAvailable(eni, 'ipv4') > 0) hasIdleIp = true;
-      const vSwitch = eni.vSwitchID === undefined ? undefined : vSwitches[eni.vSwitchID];
-      if (vSwitch !== undefined && vSwitch.availableIpCount <= 0) {
-        problems.push({ kind: 'vSwitchExhausted', eniId: eni.id, vSwitchId: vSwitch.vSwitchId });
-        continue;
-      }
-      const grown = growExistingEni(eni, limits, { pairs: remaining[pool], vSwitchFree: vSwitch?.availableIpCount });
-      if (!grown.isFull) hasAllocatableEni = true;
-      if (grown.pairs === 0) continue;
-      remaining[pool] -= grown.pairs;
-      allocations.push({
-        kind: 'assignIps',
-        eniId: eni.id,
-        ipv4Count: grown.counts.ipv4,
-        ipv6Count: grown.counts.ipv6,
-      });
-      if (vSwitch !== undefined) vSwitch.availableIpCount -= grown.counts.ipv4;
-      continue;
-    }
-    const choice = chooseVSwitchForSpec(spec, vSwitches, input.randomValue);
-    if (!choice.ok) {
-      if (remaining[pool] > 0 || slot.kind === 'trunk') {
-        problems.push({ kind: 'noVSwitchForNewEni', eniKind: slot.kind, message: choice.message });
-      }
-      continue;
-    }
-    hasAllocatableEni = true;
-    // A trunk ENI is created even without demand (pods of trunk mode need it), with at least one of each family.
-    const floor = slot.kind === 'trunk' ? 1 : 0;
-    const capacity = Math.min(...families.map((family) => Math.min(limits.perAdapter[family], MAX_IPS_PER_CALL)));
-    const pairs = Math.min(remaining[pool], capacity, choice.vSwitch.availableIpCount);
-    const count = Math.max(floor, pairs);
-    if (count === 0 || capacity <= 0) continue;
-    remaining[pool] = Math.max(0, remaining[pool] - pairs);
-    allocations.push({
-      kind: 'createEni',
-      eniKind: slot.kind,
-      vSwitchId: choice.vSwitch.vSwitchId,
-      ipv4Count: families.includes('ipv4') ? count : 0,
-      ipv6Count: families.includes('ipv6') ? count : 0,
-    });
-    const chosen = vSwitches[choice.vSwitch.vSwitchId];
-    if (chosen !== undefined) chosen.availableIpCount -= families.includes('ipv4') ? count : 0;
+/** An existing ENI's slot: grown to its quota (or what its vSwitch has left) for what is still wanted. */
+function planExistingEni(run: PlanRun, slot: { kind: EniKind; eni: Readonly<NetworkInterface> | undefined }): void {
+  const { eni } = slot;
+  if (eni === undefined || !usable(eni)) return;
+  const pool = slot.kind === 'erdma' ? 'erdma' : 'normal';
+  if (countAvailable(eni, 'ipv4') > 0) run.hasIdleIp = true;
+  const vSwitch = eni.vSwitchID === undefined ? undefined : run.vSwitches[eni.vSwitchID];
+  if (vSwitch !== undefined && vSwitch.availableIpCount <= 0) {
+    run.problems.push({ kind: 'vSwitchExhausted', eniId: eni.id, vSwitchId: vSwitch.vSwitchId });
+    return;
   }
-  return { allocations, problems, unmetDemand: remaining, capacity: { hasIdleIp, hasAllocatableEni }, demand };
+  const grown = growExistingEni(eni, run.limits, {
+    pairs: run.remaining[pool],
+    vSwitchFree: vSwitch?.availableIpCount,
+  });
+  if (!grown.isFull) run.hasAllocatableEni = true;
+  if (grown.pairs === 0) return;
+  run.remaining[pool] -= grown.pairs;
+  run.allocations.push({
+    kind: 'assignIps',
+    eniId: eni.id,
+    ipv4Count: grown.counts.ipv4,
+    ipv6Count: grown.counts.ipv6,
+  });
+  if (vSwitch !== undefined) vSwitch.availableIpCount -= grown.counts.ipv4;
+}
+
+/**
+ * A new ENI's slot: one create sized for what is still wanted, up to the ENI's quota and its vSwitch's free
+ * addresses. A trunk ENI is created even without demand (pods of trunk mode need it), with at least one of each family.
+ */
+function planNewEni(run: PlanRun, kind: EniKind): void {
+  const pool = kind === 'erdma' ? 'erdma' : 'normal';
+  const choice = chooseVSwitchForSpec(run.spec, run.vSwitches, run.randomValue);
+  if (!choice.ok) {
+    if (run.remaining[pool] > 0 || kind === 'trunk') {
+      run.problems.push({ kind: 'noVSwitchForNewEni', eniKind: kind, message: choice.message });
+    }
+    return;
+  }
+  run.hasAllocatableEni = true;
+  const { families, perAdapter } = run.limits;
+  const quota = Math.min(...families.map((family) => perAdapter[family]));
+  const pairs = Math.min(run.remaining[pool], quota, choice.vSwitch.availableIpCount);
+  const count = Math.max(kind === 'trunk' ? 1 : 0, pairs);
+  if (count === 0 || quota <= 0) return;
+  run.remaining[pool] = Math.max(0, run.remaining[pool] - pairs);
+  run.allocations.push(newEniAllocation({ eniKind: kind, vSwitchId: choice.vSwitch.vSwitchId, families, count }));
+  const chosen = run.vSwitches[choice.vSwitch.vSwitchId];
+  if (chosen !== undefined) chosen.availableIpCount -= families.includes('ipv4') ? count : 0;
+}
+
+/** The create of a new ENI holding `count` pairs: what ECS takes at creation, and the rest as its `fillTo`. */
+function newEniAllocation(input: {
+  eniKind: EniKind;
+  vSwitchId: string;
+  families: readonly IpFamily[];
+  count: number;
+}): EniAllocation {
+  const ipv4 = input.families.includes('ipv4') ? input.count : 0;
+  const ipv6 = input.families.includes('ipv6') ? input.count : 0;
+  const ipv4Count = Math.min(ipv4, MAX_SECONDARY_IPV4_AT_CREATE + 1);
+  const ipv6Count = Math.min(ipv6, MAX_IPV6_AT_CREATE);
+  const fill = ipv4Count < ipv4 || ipv6Count < ipv6 ? { fillTo: { ipv4Count: ipv4, ipv6Count: ipv6 } } : {};
+  return { kind: 'createEni', eniKind: input.eniKind, vSwitchId: input.vSwitchId, ipv4Count, ipv6Count, ...fill };
+}
+
+/**
+ * The assign calls for an ENI's counts, each of at most {@link MAX_IPS_PER_CALL} addresses, IPv4 and IPv6 in turn so
+ * that a failure part-way leaves pairs rather than addresses of one family. Made one after the other on the ENI.
+ */
+export function assignCalls(counts: { ipv4Count: number; ipv6Count: number }): { family: IpFamily; count: number }[] {
+  const calls: { family: IpFamily; count: number }[] = [];
+  const left: Record<IpFamily, number> = { ipv4: Math.max(0, counts.ipv4Count), ipv6: Math.max(0, counts.ipv6Count) };
+  while (left.ipv4 + left.ipv6 > 0) {
+    for (const family of ['ipv4', 'ipv6'] as const) {
+      const count = Math.min(left[family], MAX_IPS_PER_CALL);
+      if (count > 0) calls.push({ family, count });
+      left[family] -= count;
+    }
+  }
+  return calls;
+}
+
+/**
+ * What to assign to a new ENI once attached so that it holds what its planned create asked for (`fillTo`, else the
+ * create's counts): the planned count minus the addresses the cloud ENI has. The ENI may be one the plan's create
+ * made, or one it stands for (an open intent re-issued, an ENI awaiting attach): never less than nothing.
+ */
+export function fillAfterAttach(
+  planned: Extract<EniAllocation, { kind: 'createEni' }>,
+  has: { ipv4: number; ipv6: number },
+): { ipv4Count: number; ipv6Count: number } {
+  const wanted = planned.fillTo ?? { ipv4Count: planned.ipv4Count, ipv6Count: planned.ipv6Count };
+  return {
+    ipv4Count: Math.max(0, wanted.ipv4Count - has.ipv4),
+    ipv6Count: Math.max(0, wanted.ipv6Count - has.ipv6),
+  };
 }

@@ -13,7 +13,7 @@ import type {
   PodSnapshot,
   VSwitchInfo,
 } from '../../src/ipam/index.js';
-import { ENI_KIND_SHAPE, recordAssignedIps, recordCreatedEni } from '../../src/ipam/index.js';
+import { ENI_KIND_SHAPE, fillAfterAttach, recordAssignedIps, recordCreatedEni } from '../../src/ipam/index.js';
 
 export function aSpec(
   overrides: Partial<NodeSpec> & { eni?: NodeSpec['eni']; pool?: NodeSpec['pool'] } = {},
@@ -177,33 +177,39 @@ export function carryOutAllocations(input: {
   vSwitches?: Record<string, VSwitchInfo>;
 }): NetworkInterfaces {
   let enis = input.enis;
+  // Addresses and ENI ids already on the node are skipped, so plans carried out one after the other never collide.
+  const used = new Set(
+    Object.values(enis).flatMap((eni) => [...Object.keys(eni.ipv4 ?? {}), ...Object.keys(eni.ipv6 ?? {})]),
+  );
   let counter = 0;
   let eniCounter = 0;
-  const nextV4 = (): string => {
-    counter += 1;
-    return `172.16.${Math.floor(counter / 250)}.${(counter % 250) + 1}`;
+  const fresh = (make: () => string): string => {
+    let candidate = make();
+    while (used.has(candidate)) candidate = make();
+    used.add(candidate);
+    return candidate;
   };
-  const nextV6 = (): string => {
-    counter += 1;
-    return `2408:4000::${counter.toString(16)}`;
+  const nextV4 = (): string =>
+    fresh(() => {
+      counter += 1;
+      return `172.16.${Math.floor(counter / 250)}.${(counter % 250) + 1}`;
+    });
+  const nextV6 = (): string =>
+    fresh(() => {
+      counter += 1;
+      return `2408:4000::${counter.toString(16)}`;
+    });
+  const assign = (eniId: string, counts: { ipv4Count: number; ipv6Count: number }): void => {
+    enis = recordAssignedIps({ enis, eniId, family: 'ipv4', ips: Array.from({ length: counts.ipv4Count }, nextV4) });
+    enis = recordAssignedIps({ enis, eniId, family: 'ipv6', ips: Array.from({ length: counts.ipv6Count }, nextV6) });
   };
   for (const allocation of input.allocations) {
     if (allocation.kind === 'assignIps') {
-      enis = recordAssignedIps({
-        enis,
-        eniId: allocation.eniId,
-        family: 'ipv4',
-        ips: Array.from({ length: allocation.ipv4Count }, nextV4),
-      });
-      enis = recordAssignedIps({
-        enis,
-        eniId: allocation.eniId,
-        family: 'ipv6',
-        ips: Array.from({ length: allocation.ipv6Count }, nextV6),
-      });
+      assign(allocation.eniId, allocation);
       continue;
     }
     eniCounter += 1;
+    while (enis[`eni-new-${eniCounter}`] !== undefined) eniCounter += 1;
     const shape = ENI_KIND_SHAPE[allocation.eniKind];
     const ipv4 = Array.from({ length: Math.max(1, allocation.ipv4Count) }, (_, i) => ({
       ip: nextV4(),
@@ -225,6 +231,8 @@ export function carryOutAllocations(input: {
     };
     const ipv4Cidr = input.vSwitches?.[allocation.vSwitchId]?.ipv4Cidr;
     enis = recordCreatedEni({ enis, cloud, cidrs: ipv4Cidr === undefined ? {} : { ipv4Cidr } });
+    // Once attached, the saga assigns what the create could not carry.
+    assign(cloud.eniId, fillAfterAttach(allocation, { ipv4: cloud.ipv4.length, ipv6: cloud.ipv6.length }));
   }
   return enis;
 }

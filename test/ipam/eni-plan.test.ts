@@ -149,15 +149,11 @@ describe('planEniAllocations', () => {
       ],
     },
     {
-      name: 'no call asks for more than 10 addresses; large demand spreads over calls and ENIs',
+      name: 'an existing ENI with room takes the whole demand in one assign (made in calls of ten): no new ENI',
       spec: aSpec({ nodeCap: { ...aSpec().nodeCap, ipv4PerAdapter: 30 } }),
       enis: enisOf(anEni('eni-1', { ipv4: [anIp('10.0.0.1', { primary: true, pod: 'ns/x' })] })),
       unsatisfied: pending(25),
-      expected: [
-        { kind: 'assignIps', eniId: 'eni-1', ipv4Count: 10, ipv6Count: 0 },
-        { kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 10, ipv6Count: 0 },
-        { kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 5, ipv6Count: 0 },
-      ],
+      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 25, ipv6Count: 0 }],
     },
     {
       name: 'a full ENI is skipped and the shortfall is reported when no slot is left',

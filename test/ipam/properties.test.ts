@@ -11,6 +11,9 @@ import {
   countIdleIps,
   enabledFamilies,
   MAX_IPS_PER_CALL,
+  MAX_IPV6_AT_CREATE,
+  MAX_SECONDARY_IPV4_AT_CREATE,
+  assignCalls,
   planEniAllocations,
   planGc,
   planPoolRelease,
@@ -104,7 +107,7 @@ describe('IPAM invariants (property)', () => {
     );
   });
 
-  it('no request exceeds an ENI quota or ten addresses per call', () => {
+  it('no request exceeds an ENI quota, ten addresses per assign call, or what a create takes', () => {
     fc.assert(
       fc.property(scenarioArb, fc.double({ min: 0, max: 0.999, noNaN: true }), (s, randomValue) => {
         const local = assignLocally(s);
@@ -118,16 +121,20 @@ describe('IPAM invariants (property)', () => {
         const perAdapter = { ipv4: s.spec.nodeCap?.ipv4PerAdapter ?? 0, ipv6: s.spec.nodeCap?.ipv6PerAdapter ?? 0 };
         let created = 0;
         for (const allocation of plan.allocations) {
-          assert.ok(allocation.ipv4Count <= MAX_IPS_PER_CALL && allocation.ipv6Count <= MAX_IPS_PER_CALL);
           assert.ok(allocation.ipv4Count + allocation.ipv6Count > 0);
           if (allocation.kind === 'assignIps') {
+            assert.ok(assignCalls(allocation).every((call) => call.count > 0 && call.count <= MAX_IPS_PER_CALL));
             const eni = local.enis[allocation.eniId];
             assert.equal(eni?.status, 'InUse');
             assert.ok(Object.keys(eni?.ipv4 ?? {}).length + allocation.ipv4Count <= perAdapter.ipv4, 'IPv4 over quota');
             assert.ok(Object.keys(eni?.ipv6 ?? {}).length + allocation.ipv6Count <= perAdapter.ipv6, 'IPv6 over quota');
           } else {
             created += 1;
-            assert.ok(allocation.ipv4Count <= perAdapter.ipv4 && allocation.ipv6Count <= perAdapter.ipv6);
+            assert.ok(
+              allocation.ipv4Count <= MAX_SECONDARY_IPV4_AT_CREATE + 1 && allocation.ipv6Count <= MAX_IPV6_AT_CREATE,
+            );
+            const total = allocation.fillTo ?? allocation;
+            assert.ok(total.ipv4Count <= perAdapter.ipv4 && total.ipv6Count <= perAdapter.ipv6, 'new ENI over quota');
           }
         }
         const adapters = s.spec.nodeCap?.adapters ?? 0;

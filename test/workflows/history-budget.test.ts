@@ -158,7 +158,7 @@ describe('history budget', () => {
       async (scenario) => {
         const names = Array.from({ length: POD_COUNT }, (_, i) => `p${String(i).padStart(3, '0')}`);
         await createAnnotatedPods(scenario, names);
-        // A pass creates at most 10 IPs per ENI; the next passes (one per signal here) fill the ENIs up.
+        // A pass fills ENIs to their quota and creates what the rest needs; passes after a signal serve any late pod.
         const bound = allBound(scenario, names);
         await scenario.signal('pods');
         await pollUntil(

@@ -3,6 +3,7 @@ import { CancellationScope, uuid4 } from '@temporalio/workflow';
 import {
   buildCreateRequest,
   createFailureVerdict,
+  fillAfterAttach,
   formatRfc3339,
   isDefiniteAttachFailure,
   nextIntentStep,
@@ -12,6 +13,7 @@ import type {
   AttachResult,
   CloudEni,
   CreateEniRequest,
+  EniAllocation,
   NodeSpec,
   PendingCreate,
   VSwitchInfo,
@@ -24,6 +26,12 @@ import { emptyReport, stepFailure } from './step-failure.js';
 import type { FailedStep, StepReport } from './step-failure.js';
 
 type CreateAllocation = AllocationWithIntent & { kind: 'createEni' };
+
+/** Assigns addresses to an attached ENI in calls of ten (the operator's `assignIps`). */
+export type AssignStep = (input: {
+  allocation: Extract<EniAllocation, { kind: 'assignIps' }>;
+  vSwitchId: string | undefined;
+}) => Promise<StepReport>;
 
 /** What every attach step of one saga run shares: the vSwitches (for the new ENI's CIDRs) and the run's report. */
 interface AttachContext {
@@ -40,6 +48,8 @@ interface AttachContext {
  * - A definite attach failure (fell back to Available, refused) is compensated: detach, wait, delete; if that fails
  *   too, the ENI is recorded `Deleting` for the GC. Any other attach failure keeps the ENI, recorded `Available` in
  *   the CR, for the next pass that needs it. Either way no ENI the workflow created is ever unknown to the CR.
+ * - Once attached, the ENI gets what the planned create could not carry (ECS takes at most 49 IPv4 and 10 IPv6
+ *   addresses at creation) by assigns in the same run, so the node needs no second ENI and no second pass for it.
  */
 export class CreateSaga {
   private readonly nodeName: string;
@@ -50,6 +60,7 @@ export class CreateSaga {
   private readonly holdReleases: boolean;
   /** The node's ledger has AttachNetworkInterface failing with a retryable error: one attempt, no retries. */
   private readonly attachKnownFailing: boolean;
+  private readonly assign: AssignStep;
 
   constructor(input: {
     nodeName: string;
@@ -61,6 +72,8 @@ export class CreateSaga {
     holdReleases?: boolean;
     /** ECS actions the node's failure ledger has failing with a retryable error (`callsFailingRetryably`). */
     failingCalls?: readonly string[];
+    /** Assigns to the attached ENI what its create could not carry. */
+    assign: AssignStep;
   }) {
     this.nodeName = input.nodeName;
     this.clusterId = input.clusterId;
@@ -69,9 +82,43 @@ export class CreateSaga {
     this.horizonMs = input.horizonMs;
     this.holdReleases = input.holdReleases === true;
     this.attachKnownFailing = input.failingCalls?.includes(ECS_ACTIVITY_APIS.attachEni) === true;
+    this.assign = input.assign;
   }
 
   async run(input: {
+    allocation: CreateAllocation;
+    spec: Pick<NodeSpec, 'eni'>;
+    vSwitches: Record<string, VSwitchInfo>;
+  }): Promise<StepReport> {
+    const report = await this.createAndAttach(input);
+    await this.fill({ allocation: input.allocation, report });
+    return report;
+  }
+
+  /**
+   * The ENI attached in this run gets the addresses its planned create asked for and does not hold yet (`fillAfterAttach`):
+   * the part a create cannot carry, or what an ENI standing for the create (an intent re-issued, an ENI awaiting
+   * attach) lacks. An intent no planned create stands for is not filled: the next plan decides.
+   */
+  private async fill(input: { allocation: CreateAllocation; report: StepReport }): Promise<void> {
+    const { allocation, report } = input;
+    const planned = allocation.planned ?? (allocation.intent === undefined ? allocation : undefined);
+    const attached = report.outcomes.find((outcome) => outcome.kind === 'eniCreated');
+    if (planned === undefined || attached?.kind !== 'eniCreated') return;
+    const { cloud } = attached;
+    const counts = fillAfterAttach(planned, { ipv4: cloud.ipv4.length, ipv6: cloud.ipv6.length });
+    if (counts.ipv4Count + counts.ipv6Count === 0) return;
+    const filled = await this.assign({
+      allocation: { kind: 'assignIps', eniId: cloud.eniId, ...counts },
+      vSwitchId: cloud.vSwitchId,
+    });
+    report.outcomes.push(...filled.outcomes);
+    report.failed.push(...filled.failed);
+    report.eniErrors.push(...filled.eniErrors);
+    report.succeededCalls += filled.succeededCalls;
+  }
+
+  private async createAndAttach(input: {
     allocation: CreateAllocation;
     spec: Pick<NodeSpec, 'eni'>;
     vSwitches: Record<string, VSwitchInfo>;

@@ -1,6 +1,13 @@
 import { uuid4 } from '@temporalio/workflow';
 
-import { formatRfc3339, gcRemovalVerdict, planGc, planPrefixGc, prefixCallBatches } from '../../ipam/index.js';
+import {
+  assignCalls,
+  formatRfc3339,
+  gcRemovalVerdict,
+  planGc,
+  planPrefixGc,
+  prefixCallBatches,
+} from '../../ipam/index.js';
 import type {
   AllocationWithIntent,
   EniAllocation,
@@ -82,6 +89,7 @@ export class EniOperator {
               horizonMs: input.createAttemptHorizonMs,
               holdReleases: this.holdReleases,
               failingCalls: this.failingCalls,
+              assign: (fill) => this.assignIps(fill),
             }).run({
               allocation,
               spec: input.spec,
@@ -90,16 +98,17 @@ export class EniOperator {
     );
   }
 
-  /** Assigns IPs to an ENI of this node: IPv4 first, then IPv6; a failure stops the ENI's remaining family. */
+  /**
+   * Assigns IPs to an ENI of this node, up to its quota in one pass: calls of at most ten, one after the other, IPv4
+   * and IPv6 in turn (`assignCalls`); a failure stops the ENI's remaining calls (what earlier ones assigned is kept).
+   */
   async assignIps(input: {
     allocation: Extract<EniAllocation, { kind: 'assignIps' }>;
     vSwitchId: string | undefined;
   }): Promise<StepReport> {
     const { allocation } = input;
     const report = emptyReport();
-    for (const family of ['ipv4', 'ipv6'] as const satisfies readonly IpFamily[]) {
-      const count = family === 'ipv4' ? allocation.ipv4Count : allocation.ipv6Count;
-      if (count === 0) continue;
+    for (const { family, count } of assignCalls(allocation)) {
       try {
         const assigned = await this.tracker.track(
           { kind: 'assignIps', action: assignAction(family), eniId: allocation.eniId, detail: `${count} ${family}` },
