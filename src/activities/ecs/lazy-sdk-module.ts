@@ -117,7 +117,7 @@ export function loadSdkModule(packageName: string): unknown {
   run.call(
     module.exports,
     module.exports,
-    (id: string): unknown => (id === MODEL_INDEX ? models : clientRequire(id)),
+    (id: string): unknown => (id === MODEL_INDEX ? models : (clientRequire(id) as unknown)),
     module,
     clientFile,
     dirname(clientFile),
