@@ -1,2 +1,0 @@
-/** The contract every server of the test environment implements (see test-servers.ts for the list). */
-export {};
