@@ -112,13 +112,48 @@ function stopSignal(): Promise<string> {
   });
 }
 
+/**
+ * What `main` uses of scripts/lib/embedded-default.ts, declared here because the build (tsconfig.build.json) leaves
+ * scripts/ out of dist/; test/main/embedded-default-shape.test.ts checks the real module against it.
+ */
+export interface EmbeddedDefaultModule {
+  runEmbeddedDefault: (options: {
+    log: (line: string) => void;
+    interactive: boolean;
+    stopRequested: Promise<string>;
+    startRoles: (environment: {
+      temporalAddress: string;
+      temporalNamespace: string;
+      kubeconfigPath: string;
+      emulator: { regionId: string; endpoint: string; accessKeyId: string; accessKeySecret: string };
+    }) => Promise<Running[]>;
+  }) => Promise<void>;
+}
+
+/**
+ * Dev tooling (server builds, demo cluster) is loaded only for the embedded default, never in a deployment. The
+ * specifier is not a literal, so tsc leaves scripts/ out of dist/: from dist/main.js (the image) the embedded
+ * default is unavailable, and running without connection settings is a configuration error.
+ */
+async function loadEmbeddedDefault(): Promise<EmbeddedDefaultModule> {
+  const specifier = '../scripts/lib/embedded-default.js';
+  try {
+    return (await import(specifier)) as EmbeddedDefaultModule;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new ConfigError([
+      'no TEMPORAL_ADDRESS, ECS_REGION_ID, KUBECONFIG or KUBERNETES_SERVICE_HOST: the embedded default runs only ' +
+        'from the source tree (npm start); set the connection environment (see docs/deploy.md)',
+    ]);
+  }
+}
+
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const role = parseRole(argv);
   const logger = createLogger({ name: 'eniflow', level: env['LOG_LEVEL'] ?? 'info' });
   const stopRequested = stopSignal();
   if (wantsEmbeddedDefault(env)) {
-    // Dev tooling (server builds, demo cluster) is loaded only for the embedded default, never in a deployment.
-    const { runEmbeddedDefault } = await import('../scripts/lib/embedded-default.js');
+    const { runEmbeddedDefault } = await loadEmbeddedDefault();
     installTemporalRuntime({ logger: createLogger({ name: 'eniflow', level: 'warn' }) });
     await runEmbeddedDefault({
       log: (line) => process.stdout.write(`eniflow: ${line}\n`),

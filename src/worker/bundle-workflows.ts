@@ -5,9 +5,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 
-import { bundleWorkflowCode } from '@temporalio/worker';
-
 import { WORKFLOW_BUNDLE_PATH, WORKFLOWS_PATH } from './create-worker.js';
+import { bundleWorkflows } from './workflow-bundle-options.js';
 
 const quiet = (): undefined => undefined;
 /** webpack's summary is long: only its warnings and errors are shown. */
@@ -20,15 +19,15 @@ const buildLogger = {
   error: (message: string) => process.stderr.write(`${message}\n`),
 };
 
-/** Bundles `workflowsPath` and writes the bundle (with its inline source map) to `outFile`; returns its size. */
+/**
+ * Bundles `workflowsPath` and writes the bundle (with its inline source map, without sources: see
+ * workflow-bundle-options.ts) to `outFile`; returns its size.
+ */
 export async function writeWorkflowBundle(
   input: { workflowsPath?: string; outFile?: string } = {},
 ): Promise<{ outFile: string; bytes: number }> {
   const outFile = input.outFile ?? WORKFLOW_BUNDLE_PATH;
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: input.workflowsPath ?? WORKFLOWS_PATH,
-    logger: buildLogger,
-  });
+  const code = await bundleWorkflows(input.workflowsPath ?? WORKFLOWS_PATH, buildLogger);
   await writeFile(outFile, code);
   return { outFile, bytes: Buffer.byteLength(code) };
 }

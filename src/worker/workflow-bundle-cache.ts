@@ -10,13 +10,12 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 
-import { bundleWorkflowCode } from '@temporalio/worker';
-
 import type { Logger } from '../logger.js';
+import { bundleWorkflows } from './workflow-bundle-options.js';
 
 const BUNDLE_PREFIX = 'workflow-bundle-';
 /**
- * Every edit under `src/` makes a new entry (about 2.5 MB), and worktrees share the cache, so when one is written
+ * Every edit under `src/` makes a new entry (about 1.4 MB), and worktrees share the cache, so when one is written
  * the others are pruned to the newest few and to those younger than a week.
  */
 const KEEP_ENTRIES = 16;
@@ -92,9 +91,7 @@ export async function loadCachedWorkflowBundle(input: {
   const cached = await readFile(cacheFile, 'utf8').catch(() => undefined);
   if (cached !== undefined && isCompleteBundle(cached)) return { code: cached, origin: 'cached bundle', cacheFile };
 
-  const bundle =
-    input.bundle ??
-    (async (workflowsPath: string) => (await bundleWorkflowCode({ workflowsPath, logger: silentLogger })).code);
+  const bundle = input.bundle ?? ((workflowsPath: string) => bundleWorkflows(workflowsPath, silentLogger));
   const code = await bundle(input.workflowsPath);
   try {
     await mkdir(cacheDir, { recursive: true });

@@ -55,6 +55,9 @@ async function hasPoller(taskQueue: string): Promise<true | undefined> {
 async function startWorkerUntilPolling(input: {
   name: string;
   args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** After the first poll, also wait for this in the output. */
+  alsoWaitFor?: RegExp;
 }): Promise<{ startMs: number; output: string; tmpEntries: string[] }> {
   const taskQueue = uniqueTaskQueue(`build-${input.name}`);
   const tmp = join(workDir, `tmp-${input.name}`);
@@ -74,6 +77,7 @@ async function startWorkerUntilPolling(input: {
     ALIBABA_CLOUD_ACCESS_KEY_ID: 'build-test',
     ALIBABA_CLOUD_ACCESS_KEY_SECRET: 'build-test',
     LOG_LEVEL: 'info',
+    ...input.env,
   };
   const started = performance.now();
   const child = spawn(process.execPath, input.args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -89,6 +93,14 @@ async function startWorkerUntilPolling(input: {
       intervalMs: 50,
     });
     startMs = performance.now() - started;
+    const { alsoWaitFor } = input;
+    if (alsoWaitFor !== undefined) {
+      await pollUntil(() => Promise.resolve(alsoWaitFor.test(output) ? true : undefined), {
+        description: `the ${input.name} process to log ${String(alsoWaitFor)}`,
+        timeoutMs: 60_000,
+        intervalMs: 50,
+      });
+    }
   } catch (error) {
     child.kill('SIGKILL');
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- output ---\n${output}`, {
@@ -108,7 +120,7 @@ describe('image build (the Dockerfile steps without Docker)', () => {
     run([join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', dist]);
     const bundled = run([join(dist, 'worker/bundle-workflows.js')]);
     assert.match(bundled, /workflow bundle: .*workflow-bundle\.js/);
-    for (const entry of ['worker/main.js', 'watcher/main.js', 'workflows/index.js', 'workflow-bundle.js']) {
+    for (const entry of ['main.js', 'worker/main.js', 'watcher/main.js', 'workflows/index.js', 'workflow-bundle.js']) {
       assert.ok(existsSync(join(dist, entry)), `dist/${entry}`);
     }
     assert.ok(
@@ -127,6 +139,18 @@ describe('image build (the Dockerfile steps without Docker)', () => {
     assert.deepEqual(tmpEntries, []);
     fromBuildMs = startMs;
     t.diagnostic(`worker start to first poll, from the build: ${Math.round(startMs)} ms`);
+  });
+
+  it("starts both roles in one process from dist/main.js (the chart's mode single) until the worker polls", async () => {
+    const { output, tmpEntries } = await startWorkerUntilPolling({
+      name: 'all',
+      args: [join(workDir, 'dist/main.js'), '--role', 'all'],
+      env: { ENIFLOW_CLUSTER_ID: 'build-test', LEASE_NAMESPACE: 'default', LEASE_NAME: `build-test-${process.pid}` },
+      alsoWaitFor: /"eniflow started"/,
+    });
+    assert.match(output, /"workflowCode":"prebuilt bundle"/);
+    assert.match(output, /"roles":\["worker","watcher"\]/, 'the watcher runs beside the worker');
+    assert.deepEqual(tmpEntries, []);
   });
 
   it('for comparison: the worker from source (tsx, bundling at start)', async (t) => {

@@ -2,10 +2,14 @@
  * Loading and configuring the official Alibaba Cloud SDK clients (`@alicloud/ecs20140526`, `@alicloud/vpc20160428`):
  * where to reach them, with which credential, and one attempt per call (Temporal owns retries).
  */
+import { createRequire } from 'node:module';
+
 import Credential from '@alicloud/credentials';
 import type * as $Ecs from '@alicloud/ecs20140526';
 import type * as $OpenApi from '@alicloud/openapi-core';
 import type * as $Vpc from '@alicloud/vpc20160428';
+
+import { loadSdkModule } from './lazy-sdk-module.js';
 
 /** How to reach ECS and VPC: the real regional endpoints, or the emulator (`127.0.0.1:PORT`, `http`). */
 export interface EcsConnectionConfig {
@@ -28,14 +32,7 @@ export interface Sdk {
   vpc: $Vpc.default;
 }
 
-/**
- * The client class of a dynamically imported SDK module. The SDKs are CommonJS with `exports.default = Client`:
- * Node's ESM loader puts `module.exports` under `default`, a transpiling loader (tsx) may hand the class itself.
- */
-function clientClass<C>(module: { default: { default: C } | C }): C {
-  const exported = module.default;
-  return typeof exported === 'function' ? exported : (exported as { default: C }).default;
-}
+type ClientClass<C> = new (config: $OpenApi.$OpenApiUtil.Config) => C;
 
 function sdkConfig(
   openApi: typeof $OpenApi,
@@ -62,19 +59,21 @@ function sdkConfig(
 }
 
 /**
- * Imports the ECS and VPC SDKs and builds their clients for `connection`. The SDKs take 1–2 s of CPU to load, so
- * this runs on first use (or `AlibabaEcsApi.preload`), never at import.
+ * Loads the ECS and VPC clients (their models on first use, see lazy-sdk-module.ts) and builds them for `connection`.
+ * Even so the load takes a few hundred ms of CPU, so this runs on first use (or `AlibabaEcsApi.preload`), never at
+ * import.
  */
 export async function loadSdk(connection: EcsConnectionConfig): Promise<Sdk> {
-  const [ecsModule, vpcModule, openApi] = await Promise.all([
-    import('@alicloud/ecs20140526'),
-    import('@alicloud/vpc20160428'),
-    import('@alicloud/openapi-core'),
-  ]);
-  return {
+  const ecsModule = loadSdkModule('@alicloud/ecs20140526') as typeof $Ecs;
+  const vpcModule = loadSdkModule('@alicloud/vpc20160428') as typeof $Vpc;
+  const openApi = createRequire(import.meta.url)('@alicloud/openapi-core') as typeof $OpenApi;
+  // TypeScript types a CommonJS package's `default` as the whole module; at run time it is the client class.
+  const Ecs = ecsModule.default as unknown as ClientClass<$Ecs.default>;
+  const Vpc = vpcModule.default as unknown as ClientClass<$Vpc.default>;
+  return Promise.resolve({
     $Ecs: ecsModule,
     $Vpc: vpcModule,
-    ecs: new (clientClass(ecsModule))(sdkConfig(openApi, connection, connection.ecsEndpoint)),
-    vpc: new (clientClass(vpcModule))(sdkConfig(openApi, connection, connection.vpcEndpoint)),
-  };
+    ecs: new Ecs(sdkConfig(openApi, connection, connection.ecsEndpoint)),
+    vpc: new Vpc(sdkConfig(openApi, connection, connection.vpcEndpoint)),
+  });
 }
