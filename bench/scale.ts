@@ -3,13 +3,14 @@
  * ECS emulator with cloud-like latency, and the worker and the watcher as separate processes configured as
  * deployed — then N nodes and a burst of P pods per node created through the watcher. Prints pod → IP
  * latency, ECS calls per pod, apiserver requests by verb, history per node, CPU and memory per process, and
- * restart-to-served time. Everything started is stopped at the end, on failure and on Ctrl-C.
+ * restart-to-served time, and the figures of issue 29's targets (targets.ts). Everything started is stopped at the end,
+ * on failure and on Ctrl-C.
  *
  * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 600] [--eni-poll-ms 3000]
  *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
- *        [--timeout-seconds 900] [--preset smoke|cold|idle] [--json | --json-file report.json] [--keep-logs]
- *        [--timeline] [--workers N] [--dist] [--node-options OPTS] [--period-scale N]
- *        [--restart-during-burst] [--all-in-one-restart]
+ *        [--timeout-seconds 900] [--preset smoke|cold|idle|cold40|burst200] [--json | --json-file report.json]
+ *        [--keep-logs] [--timeline] [--workers N] [--dist] [--node-options OPTS] [--deployed-node-options]
+ *        [--one-process] [--period-scale N] [--restart-during-burst] [--all-in-one-restart]
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';

@@ -13,7 +13,9 @@ import type { Snapshot } from './stack.js';
 import type { NodeTimeline } from './timeline.js';
 import type { BenchEvent } from './history-events.js';
 import { scaleCost, tasksByIdentity, temporalCost } from './temporal-cost.js';
-import { workflowTaskTimes } from './task-times.js';
+import { completedTasksOf, workflowTaskTimes } from './task-times.js';
+import { eniFigures, targetFigures } from './targets.js';
+import { taskHistogramsBetween } from './task-latency.js';
 import type { AllInOneResult } from './all-in-one.js';
 
 export interface RunResults {
@@ -112,12 +114,19 @@ export function assembleReport(results: RunResults): ScaleReport {
   const idleDetail = scale(eniflowRequests(afterBurst, afterIdle), perHour);
   const podCount = burst.pods.length;
   const burstEcs = diffCounts(afterBurst.ecs, beforeBurst.ecs);
+  // Worker process names as the report gives them: `worker` with one replica, the one process by its command.
+  const displayName = (name: string): string =>
+    options.oneProcess && name.startsWith('worker-')
+      ? `eniflow --role all${name === 'worker-1' ? '' : ` (${name})`}`
+      : options.workers === 1 && name === 'worker-1'
+        ? 'worker'
+        : name;
   const cpu = (name: string, from: Snapshot, to: Snapshot): number =>
     (to.processes[name]?.cpuSeconds ?? Number.NaN) - (from.processes[name]?.cpuSeconds ?? Number.NaN);
   const firstWorkers = results.workers.all.slice(0, options.workers);
   const processNames = [
     ...firstWorkers.map((worker) => worker.name),
-    'watcher',
+    ...(options.oneProcess ? [] : ['watcher']),
     'temporal server',
     'kube-apiserver',
     'bench + emulator',
@@ -127,7 +136,7 @@ export function assembleReport(results: RunResults): ScaleReport {
     const peak = worker === undefined ? (final.processes[name] ?? afterIdle.processes[name]) : worker.lastSample;
     const idle = cpu(name, afterBurst, afterIdle);
     return {
-      name: worker === undefined ? name : `${options.workers === 1 ? 'worker' : name} (first process)`,
+      name: worker === undefined ? name : `${displayName(name)} (first process)`,
       cpuSecondsBurst: cpu(name, beforeBurst, afterBurst),
       cpuSecondsIdle: idle,
       cpuSecondsPerIdleHour: idle * perHour,
@@ -152,6 +161,28 @@ export function assembleReport(results: RunResults): ScaleReport {
     fromMs: epochMs(afterBurst.atMs),
     toMs: epochMs(afterIdle.atMs),
   });
+  const latencyMs = summarizeLatencies(results.latencies);
+  const creates = (counts: Counts): number => counts['CreateNetworkInterface'] ?? 0;
+  const restarted = results.workers.all.find((worker) => worker.identity === results.restart.identity);
+  const restartedTasks = restarted === undefined ? undefined : final.sdkTasks[restarted.name];
+  const targets = targetFigures({
+    latencyMs,
+    allocationWindowMs: burst.allServedMs,
+    cpuAtStart: burst.cpuAtStart,
+    cpuAtAllServed: burst.cpuAtAllServed,
+    pods: podCount,
+    processes,
+    ecsCallsPerPod: scale(burstEcs, 1 / podCount),
+    ecsCallsPerPodTotal: sumCounts(burstEcs) / podCount,
+    enis: eniFigures({
+      nodes: burst.nodesAfter,
+      createsAfterBurst: creates(afterBurst.ecs),
+      createsInBurst: creates(burstEcs),
+    }),
+    burstTasks: taskHistogramsBetween(beforeBurst.sdkTasks, afterBurst.sdkTasks),
+    ...(restartedTasks === undefined ? {} : { restartedTasks: taskHistogramsBetween({}, { restarted: restartedTasks }) }),
+    displayName,
+  });
   return {
     date: new Date().toISOString(),
     command: `npm run bench:scale -- ${process.argv.slice(2).join(' ')}`.trim(),
@@ -170,7 +201,7 @@ export function assembleReport(results: RunResults): ScaleReport {
       eniPollIntervalMs: options.eniPollIntervalMs,
       pool: options.pool,
       periodScale: options.periodScale,
-      roles: options.dist ? 'dist' : 'src (tsx)',
+      roles: `${options.oneProcess ? 'one process (--role all)' : 'worker and watcher apart'} from ${options.dist ? 'dist' : 'src (tsx)'}`,
       ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
       ...(options.roleEnv === undefined ? {} : { roleEnv: options.roleEnv }),
     },
@@ -179,7 +210,7 @@ export function assembleReport(results: RunResults): ScaleReport {
       pods: podCount,
       served: results.latencies.length,
       createSeconds: burst.createMs / 1000,
-      latencyMs: summarizeLatencies(results.latencies),
+      latencyMs,
       workerHistogram: {
         count: burstHistogram.count,
         p50Seconds: histogramQuantile(0.5, burstHistogram),
@@ -243,6 +274,13 @@ export function assembleReport(results: RunResults): ScaleReport {
     restart: {
       workerStartSeconds: results.restart.workerStartMs / 1000,
       servedSeconds: results.restart.servedMs / 1000,
+      newProcessTasksCompleted: completedTasksOf({
+        runs: results.runs,
+        identity: results.restart.identity,
+        fromMs: epochMs(results.restart.startMs),
+        // To the snapshot after it: the task whose local activity wrote the pod's IP completes after the write.
+        toMs: epochMs(final.atMs),
+      }),
       ...(results.roll === undefined
         ? {}
         : {
@@ -263,6 +301,7 @@ export function assembleReport(results: RunResults): ScaleReport {
           }),
     },
     timeline: results.timeline,
+    targets,
     audit: results.audit,
     notes: [
       options.periodScale === 1

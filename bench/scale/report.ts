@@ -5,6 +5,8 @@ import type { NodeTimeline } from './timeline.js';
 import type { TemporalCost } from './temporal-cost.js';
 import type { TaskTimes } from './task-times.js';
 import type { AuditResult } from './phases.js';
+import type { TargetFigures } from './targets.js';
+import { targetRows } from './targets-report.js';
 
 export interface LatencySummary {
   count: number;
@@ -127,6 +129,8 @@ export interface ScaleReport {
     workerStartSeconds: number;
     /** New worker process spawned (old one SIGKILLed) → a pod created at that moment has its IP in the CR. */
     servedSeconds: number;
+    /** Workflow tasks the new process started and completed from its spawn to the next snapshot (the dead one's: 0). */
+    newProcessTasksCompleted: number;
     /** With 2 replicas or more: each replaced in turn (SIGTERM, new one started), a pod created as the roll starts. */
     rollingUpdate?: { replicas: number; rollSeconds: number; servedSeconds: number };
     /** `--restart-during-burst`: replica 1 killed once the burst was created → "Worker started" / every pod served. */
@@ -152,6 +156,8 @@ export interface ScaleReport {
   workflowTasks: { burst: TaskTimes; restart: TaskTimes; allInOneRestart?: TaskTimes };
   /** The first node's burst: its pods and its workflow's history events, from the first pod's creation to settled. */
   timeline: NodeTimeline;
+  /** Issue 29's figures (targets.ts). */
+  targets: TargetFigures;
   /** The zero-leak audit at the end (test/support/audit.ts); not clean makes the benchmark exit non-zero. */
   audit: AuditResult;
   notes: string[];
@@ -374,6 +380,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       ]),
     ),
   ];
+  lines.push('', ...table(['figure (issue 29 targets)', 'value'], targetRows(report.targets)));
   lines.push('', ...temporalTable(report.temporal), '', ...workersTable(report.workers));
   lines.push('', ...taskTimesTable(report.workflowTasks));
   lines.push('', ...report.audit.lines.map((line) => `- ${line}`));
