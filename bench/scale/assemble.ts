@@ -180,7 +180,9 @@ export function assembleReport(results: RunResults): ScaleReport {
       createsInBurst: creates(burstEcs),
     }),
     burstTasks: taskHistogramsBetween(beforeBurst.sdkTasks, afterBurst.sdkTasks),
-    ...(restartedTasks === undefined ? {} : { restartedTasks: taskHistogramsBetween({}, { restarted: restartedTasks }) }),
+    ...(restartedTasks === undefined
+      ? {}
+      : { restartedTasks: taskHistogramsBetween({}, { restarted: restartedTasks }) }),
     displayName,
   });
   return {

@@ -6,7 +6,9 @@ const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? v
 
 function byName(values: Readonly<Record<string, number>>, unit: string, digits: number): string {
   const entries = Object.entries(values);
-  return entries.length === 0 ? '-' : entries.map(([name, value]) => `${name} ${fixed(value, digits)}${unit}`).join(', ');
+  return entries.length === 0
+    ? '-'
+    : entries.map(([name, value]) => `${name} ${fixed(value, digits)}${unit}`).join(', ');
 }
 
 /** `n tasks, max ≤ X ms, k over 1 s, mean m ms`; "> last bound" when a task fell above the last bucket. */
@@ -20,7 +22,10 @@ export function formatTaskLatency(summary: TaskLatencySummary): string {
 
 function taskRows(name: string, figures: TaskLatencyFigures): string[][] {
   return [
-    [`${name}: workflow task execution (temporal_workflow_task_execution_latency)`, formatTaskLatency(figures.execution)],
+    [
+      `${name}: workflow task execution (temporal_workflow_task_execution_latency)`,
+      formatTaskLatency(figures.execution),
+    ],
     [`${name}: workflow task replay (temporal_workflow_task_replay_latency)`, formatTaskLatency(figures.replay)],
     [
       `${name}: workflow task schedule → start (temporal_workflow_task_schedule_to_start_latency)`,

@@ -102,7 +102,9 @@ export function taskHistogramsBetween(
   return { execution: pick('execution'), replay: pick('replay'), scheduleToStart: pick('scheduleToStart') };
 }
 
-export function summarizeTaskHistograms(histograms: SdkTaskHistograms): Record<keyof SdkTaskHistograms, TaskLatencySummary> {
+export function summarizeTaskHistograms(
+  histograms: SdkTaskHistograms,
+): Record<keyof SdkTaskHistograms, TaskLatencySummary> {
   return {
     execution: summarizeTaskLatency(SDK_TASK_HISTOGRAMS.execution, histograms.execution),
     replay: summarizeTaskLatency(SDK_TASK_HISTOGRAMS.replay, histograms.replay),
