@@ -27,7 +27,7 @@ import type { ScaleReport } from './scale/report.js';
 import { Cleanup, log, startStack } from './scale/stack.js';
 import { nodeWorkflowRuns } from './scale/temporal-cost.js';
 import { workflowEvents } from './scale/history-events.js';
-import { JANITOR_WORKFLOW_ID } from '../src/shared/workflow-ids.js';
+import { JANITOR_WORKFLOW_ID, nodeWorkflowId } from '../src/shared/workflow-ids.js';
 
 async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const loadAverageAtStart = loadavg();
@@ -40,6 +40,8 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const restartResult = await restart(stack);
   const final = await stack.snapshot();
   const audit = await finalAudit(stack);
+  // After the audit's settling: every task of the restart has completed and is in the SDK's histograms.
+  const sdkTasksAtEnd = await stack.sdkTasks();
   const allInOne = options.allInOneRestart ? await restartAllInOne(stack) : undefined;
   // Read last: fetching every history costs Temporal CPU, which no measured window should include.
   const runs = await nodeWorkflowRuns(
@@ -47,6 +49,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     Array.from({ length: options.nodes }, (_, index) => benchNodeName(index)),
   );
   const janitorRuns = await workflowEvents(stack.client, JANITOR_WORKFLOW_ID);
+  const runsReadMs = performance.now();
   stack.keepLogs = options.keepLogs;
   if (stack.keepLogs) log(`logs kept in ${stack.servers.runDir}`);
   return assembleReport({
@@ -63,6 +66,9 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     ecsLost: stack.ecsCalls.lost,
     timeline,
     runs,
+    restartNodeRuns: await workflowEvents(stack.client, nodeWorkflowId(restartResult.node)),
+    runsReadMs,
+    sdkTasksAtEnd,
     janitorRuns,
     audit,
     ...(allInOne === undefined ? {} : { allInOne }),

@@ -16,6 +16,7 @@ import { scaleCost, tasksByIdentity, temporalCost } from './temporal-cost.js';
 import { completedTasksOf, workflowTaskTimes } from './task-times.js';
 import { eniFigures, targetFigures } from './targets.js';
 import { taskHistogramsBetween } from './task-latency.js';
+import type { SdkTaskHistograms } from './task-latency.js';
 import type { AllInOneResult } from './all-in-one.js';
 
 export interface RunResults {
@@ -35,6 +36,11 @@ export interface RunResults {
   timeline: NodeTimeline;
   /** Every run of every node workflow, read at the end. */
   runs: BenchEvent[][];
+  /** Every run of the workflow of the node the restart phase's pod was created on, and when the runs were read. */
+  restartNodeRuns: BenchEvent[][];
+  runsReadMs: number;
+  /** The running worker processes' SDK task histograms after the final audit, by name. */
+  sdkTasksAtEnd: Record<string, SdkTaskHistograms>;
   /** Every run of the janitor workflow, read at the end. */
   janitorRuns: BenchEvent[][];
   audit: AuditResult;
@@ -164,7 +170,7 @@ export function assembleReport(results: RunResults): ScaleReport {
   const latencyMs = summarizeLatencies(results.latencies);
   const creates = (counts: Counts): number => counts['CreateNetworkInterface'] ?? 0;
   const restarted = results.workers.all.find((worker) => worker.identity === results.restart.identity);
-  const restartedTasks = restarted === undefined ? undefined : final.sdkTasks[restarted.name];
+  const restartedTasks = restarted === undefined ? undefined : results.sdkTasksAtEnd[restarted.name];
   const targets = targetFigures({
     latencyMs,
     allocationWindowMs: burst.allServedMs,
@@ -277,11 +283,12 @@ export function assembleReport(results: RunResults): ScaleReport {
       workerStartSeconds: results.restart.workerStartMs / 1000,
       servedSeconds: results.restart.servedMs / 1000,
       newProcessTasksCompleted: completedTasksOf({
-        runs: results.runs,
+        runs: results.restartNodeRuns,
         identity: results.restart.identity,
         fromMs: epochMs(results.restart.startMs),
-        // To the snapshot after it: the task whose local activity wrote the pod's IP completes after the write.
-        toMs: epochMs(final.atMs),
+        // Up to when the histories were read, after the audit's settling: the task whose local activity wrote the
+        // pod's IP completes after the write (and may hold further local activities).
+        toMs: epochMs(results.runsReadMs),
       }),
       ...(results.roll === undefined
         ? {}

@@ -201,15 +201,20 @@ export async function idle(stack: Stack): Promise<{ after: Snapshot }> {
   return { after };
 }
 
-/** Creates one pod on a random node and returns its id, its creation noted at `createdMs`. */
-export async function createOnePod(stack: Stack, input: { suffix: string; createdMs: number }): Promise<string> {
-  const node = benchNodeName(Math.floor(Math.random() * stack.options.nodes));
+/** Creates one pod on a random node (or `node`) and returns its id, its creation noted at `createdMs`. */
+export async function createOnePod(
+  stack: Stack,
+  input: { suffix: string; createdMs: number; node?: string },
+): Promise<string> {
+  const node = input.node ?? randomNode(stack);
   const pod = `${node}-${input.suffix}`;
   const id = `${BENCH_NAMESPACE}/${pod}`;
   stack.tracker.expect(id, input.createdMs);
   await stack.kube.createPod(node, pod);
   return id;
 }
+
+const randomNode = (stack: Stack): string => benchNodeName(Math.floor(Math.random() * stack.options.nodes));
 
 export const workerStarted = (line: string): boolean => line.includes('"Worker started"');
 
@@ -249,6 +254,8 @@ export async function rollingUpdate(stack: Stack): Promise<RollResult | undefine
 export interface RestartResult {
   /** The new process's Temporal identity (`pid@host`), to tell its tasks in the histories. */
   identity: string;
+  /** The node the pod was created on. */
+  node: string;
   /** New worker spawned → "Worker started". */
   workerStartMs: number;
   /** New worker spawned → the pod created at that moment served. */
@@ -262,7 +269,8 @@ export interface RestartResult {
 export async function restart(stack: Stack): Promise<RestartResult> {
   const { tracker } = stack;
   const { restartMs, started, identity } = await killAndRespawnReplicaOne(stack, 'restarted');
-  const podId = await createOnePod(stack, { suffix: 'after-restart', createdMs: restartMs });
+  const node = randomNode(stack);
+  const podId = await createOnePod(stack, { suffix: 'after-restart', createdMs: restartMs, node });
   const workerStartMs = await started;
   await tracker.until(
     () => tracker.servedMs(podId) !== undefined,
@@ -271,7 +279,7 @@ export async function restart(stack: Stack): Promise<RestartResult> {
   );
   const servedMs = (tracker.servedMs(podId) ?? Number.NaN) - restartMs;
   log(`restart: served ${(servedMs / 1000).toFixed(1)} s after the new worker was spawned`);
-  return { identity, workerStartMs, servedMs, startMs: restartMs, endMs: restartMs + servedMs };
+  return { identity, node, workerStartMs, servedMs, startMs: restartMs, endMs: restartMs + servedMs };
 }
 
 /** The zero-leak audit's result as the report carries it. */

@@ -129,7 +129,7 @@ export interface ScaleReport {
     workerStartSeconds: number;
     /** New worker process spawned (old one SIGKILLed) → a pod created at that moment has its IP in the CR. */
     servedSeconds: number;
-    /** Workflow tasks the new process started and completed from its spawn to the next snapshot (the dead one's: 0). */
+    /** Workflow tasks of the pod's node the new process started and completed from its spawn (the dead one's: 0). */
     newProcessTasksCompleted: number;
     /** With 2 replicas or more: each replaced in turn (SIGTERM, new one started), a pod created as the roll starts. */
     rollingUpdate?: { replicas: number; rollSeconds: number; servedSeconds: number };

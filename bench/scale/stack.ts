@@ -102,6 +102,8 @@ export interface Stack {
   snapshot(): Promise<Snapshot>;
   /** CPU seconds of every process under test, now (cheap: /proc only). */
   sampleCpu(): CpuSample;
+  /** Each running worker process's workflow task histograms, now, by its name. */
+  sdkTasks(): Promise<Record<string, SdkTaskHistograms>>;
   /** Whether the test servers keep the run directory when stopped (true until the run succeeds). */
   keepLogs: boolean;
 }
@@ -233,17 +235,21 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     'kube-apiserver': apiserverPid,
   });
   const tracker = new ServedTracker(kube);
+  const scrapeSdkTasks = async (): Promise<Record<string, SdkTaskHistograms>> => {
+    const live = workers.replicas.filter((worker) => !worker.process.hasExited);
+    return Object.fromEntries(
+      await Promise.all(
+        live.map(async (worker) => [worker.name, await scrapeSdkTaskHistograms(worker.sdkMetricsUrl)] as const),
+      ),
+    );
+  };
   const snapshot = async (): Promise<Snapshot> => {
     workers.sample();
     const live = workers.replicas.filter((worker) => !worker.process.hasExited);
     const histograms = await Promise.all(
       live.map((worker) => prometheusHistogram(worker.metricsUrl, 'eniflow_pod_ip_ready_seconds')),
     );
-    const sdkTasks = Object.fromEntries(
-      await Promise.all(
-        live.map(async (worker) => [worker.name, await scrapeSdkTaskHistograms(worker.sdkMetricsUrl)] as const),
-      ),
-    );
+    const sdkTasks = await scrapeSdkTasks();
     // The watcher's counters: its own server, or the one process's (replica 1, the only one).
     const signalsUrl = watcher === undefined ? live[0]?.metricsUrl : `${watcherHealthUrl}/metrics`;
     const processes: Record<string, ProcessSample | undefined> = {};
@@ -296,6 +302,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     startAllInOne,
     snapshot,
     sampleCpu,
+    sdkTasks: scrapeSdkTasks,
     get keepLogs() {
       return state.keepLogs;
     },

@@ -64,9 +64,7 @@ export function cpuMsPerPod(from: CpuSample, to: CpuSample, pods: number): Recor
   for (const [name, end] of Object.entries(to)) {
     const start = from[name];
     out[name] =
-      end === undefined || start?.pid !== end.pid
-        ? Number.NaN
-        : ((end.cpuSeconds - start.cpuSeconds) * 1000) / pods;
+      end === undefined || start?.pid !== end.pid ? Number.NaN : ((end.cpuSeconds - start.cpuSeconds) * 1000) / pods;
   }
   return out;
 }
