@@ -17,6 +17,8 @@ import { completedTasksOf, workflowTaskTimes } from './task-times.js';
 import { eniFigures, targetFigures } from './targets.js';
 import { taskHistogramsBetween } from './task-latency.js';
 import type { SdkTaskHistograms } from './task-latency.js';
+import { deployedNodeOptions } from './roles.js';
+import type { BenchRole } from './roles.js';
 import type { AllInOneResult } from './all-in-one.js';
 
 export interface RunResults {
@@ -106,6 +108,18 @@ function allInOneFigures(results: RunResults): Pick<ScaleReport['restart'], 'all
       cpuSeconds: run.cpuSeconds,
       peakRssMiB: run.peakRssMiB,
     },
+  };
+}
+
+/** The roles' NODE_OPTIONS as the report states them: --node-options, or each Deployment's. */
+function nodeOptionsFigure(options: Options): { nodeOptions?: string } {
+  if (options.nodeOptions !== undefined) return { nodeOptions: options.nodeOptions };
+  if (!options.deployedNodeOptions) return {};
+  const role = (name: BenchRole): string => deployedNodeOptions(name) ?? '(none)';
+  return {
+    nodeOptions: options.oneProcess
+      ? `${role('all')} (the worker Deployment's)`
+      : `worker ${role('worker')}, watcher ${role('watcher')} (their Deployments')`,
   };
 }
 
@@ -209,8 +223,8 @@ export function assembleReport(results: RunResults): ScaleReport {
       eniPollIntervalMs: options.eniPollIntervalMs,
       pool: options.pool,
       periodScale: options.periodScale,
-      roles: `${options.oneProcess ? 'one process (--role all)' : 'worker and watcher apart'} from ${options.dist ? 'dist' : 'src (tsx)'}`,
-      ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
+      roles: `${options.oneProcess ? 'one process (--role all)' : 'worker and watcher apart'}, from ${options.dist ? 'dist' : 'src (tsx)'}`,
+      ...nodeOptionsFigure(options),
       ...(options.roleEnv === undefined ? {} : { roleEnv: options.roleEnv }),
     },
     nodesWarmSeconds: results.nodesWarmMs / 1000,

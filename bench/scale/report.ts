@@ -285,7 +285,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       `${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')} at start, ` +
       `${report.machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' ')} at end; ECS latency ` +
       `${config.ecsLatencyMs.min}–${config.ecsLatencyMs.max} ms, attach ${config.attachMs} ms, ENI poll ` +
-      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s${config.periodScale === 1 ? '' : ` (timers ×${config.periodScale})`}, roles from ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}${
+      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s${config.periodScale === 1 ? '' : ` (timers ×${config.periodScale})`}, roles: ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}${
         config.roleEnv === undefined
           ? ''
           : `, role environment ${Object.entries(config.roleEnv)
