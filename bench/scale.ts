@@ -3,13 +3,14 @@
  * ECS emulator with cloud-like latency, and the worker and the watcher as separate processes configured as
  * deployed — then N nodes and a burst of P pods per node created through the watcher. Prints pod → IP
  * latency, ECS calls per pod, apiserver requests by verb, history per node, CPU and memory per process, and
- * restart-to-served time. Everything started is stopped at the end, on failure and on Ctrl-C.
+ * restart-to-served time, and the figures of issue 29's targets (targets.ts). Everything started is stopped at the end,
+ * on failure and on Ctrl-C.
  *
  * Usage: npm run bench:scale -- [--nodes 10] [--pods 25] [--idle-seconds 600] [--eni-poll-ms 3000]
  *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
- *        [--timeout-seconds 900] [--preset smoke|cold|idle] [--json | --json-file report.json] [--keep-logs]
- *        [--timeline] [--workers N] [--dist] [--node-options OPTS] [--period-scale N]
- *        [--restart-during-burst] [--all-in-one-restart]
+ *        [--timeout-seconds 900] [--preset smoke|cold|idle|cold40|burst200] [--json | --json-file report.json]
+ *        [--keep-logs] [--timeline] [--workers N] [--dist] [--node-options OPTS] [--deployed-node-options]
+ *        [--one-process] [--period-scale N] [--restart-during-burst] [--all-in-one-restart]
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -26,7 +27,7 @@ import type { ScaleReport } from './scale/report.js';
 import { Cleanup, log, startStack } from './scale/stack.js';
 import { nodeWorkflowRuns } from './scale/temporal-cost.js';
 import { workflowEvents } from './scale/history-events.js';
-import { JANITOR_WORKFLOW_ID } from '../src/shared/workflow-ids.js';
+import { JANITOR_WORKFLOW_ID, nodeWorkflowId } from '../src/shared/workflow-ids.js';
 
 async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const loadAverageAtStart = loadavg();
@@ -39,6 +40,8 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const restartResult = await restart(stack);
   const final = await stack.snapshot();
   const audit = await finalAudit(stack);
+  // After the audit's settling: every task of the restart has completed and is in the SDK's histograms.
+  const sdkTasksAtEnd = await stack.sdkTasks();
   const allInOne = options.allInOneRestart ? await restartAllInOne(stack) : undefined;
   // Read last: fetching every history costs Temporal CPU, which no measured window should include.
   const runs = await nodeWorkflowRuns(
@@ -46,6 +49,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     Array.from({ length: options.nodes }, (_, index) => benchNodeName(index)),
   );
   const janitorRuns = await workflowEvents(stack.client, JANITOR_WORKFLOW_ID);
+  const runsReadMs = performance.now();
   stack.keepLogs = options.keepLogs;
   if (stack.keepLogs) log(`logs kept in ${stack.servers.runDir}`);
   return assembleReport({
@@ -62,6 +66,9 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     ecsLost: stack.ecsCalls.lost,
     timeline,
     runs,
+    restartNodeRuns: await workflowEvents(stack.client, nodeWorkflowId(restartResult.node)),
+    runsReadMs,
+    sdkTasksAtEnd,
     janitorRuns,
     audit,
     ...(allInOne === undefined ? {} : { allInOne }),

@@ -60,9 +60,11 @@ async function startedAndLeading(
 export async function restartAllInOne(stack: Stack): Promise<AllInOneResult> {
   const { options, tracker, workers } = stack;
   const sweepMs = (options.nodes / sweepNodesPerSecond(options.roleEnv)) * 1000 + SWEEP_SETTLE_MS;
-  log('all-in-one: stop the watcher and the workers, start `npm start -- --role all`');
+  log(
+    `all-in-one: stop the watcher and the workers, start ${options.dist ? 'dist/main.js' : '`npm start`'} --role all`,
+  );
   workers.sample();
-  await Promise.all([stack.watcher.stop(10_000), ...workers.replicas.map((worker) => worker.process.stop(10_000))]);
+  await Promise.all([stack.watcher?.stop(10_000), ...workers.replicas.map((worker) => worker.process.stop(10_000))]);
   const running: ManagedProcess[] = [];
   try {
     const firstSpawnedMs = Date.now();

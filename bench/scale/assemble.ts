@@ -13,7 +13,12 @@ import type { Snapshot } from './stack.js';
 import type { NodeTimeline } from './timeline.js';
 import type { BenchEvent } from './history-events.js';
 import { scaleCost, tasksByIdentity, temporalCost } from './temporal-cost.js';
-import { workflowTaskTimes } from './task-times.js';
+import { completedTasksOf, workflowTaskTimes } from './task-times.js';
+import { eniFigures, targetFigures } from './targets.js';
+import { taskHistogramsBetween } from './task-latency.js';
+import type { SdkTaskHistograms } from './task-latency.js';
+import { deployedNodeOptions } from './roles.js';
+import type { BenchRole } from './roles.js';
 import type { AllInOneResult } from './all-in-one.js';
 
 export interface RunResults {
@@ -33,6 +38,11 @@ export interface RunResults {
   timeline: NodeTimeline;
   /** Every run of every node workflow, read at the end. */
   runs: BenchEvent[][];
+  /** Every run of the workflow of the node the restart phase's pod was created on, and when the runs were read. */
+  restartNodeRuns: BenchEvent[][];
+  runsReadMs: number;
+  /** The running worker processes' SDK task histograms after the final audit, by name. */
+  sdkTasksAtEnd: Record<string, SdkTaskHistograms>;
   /** Every run of the janitor workflow, read at the end. */
   janitorRuns: BenchEvent[][];
   audit: AuditResult;
@@ -101,6 +111,18 @@ function allInOneFigures(results: RunResults): Pick<ScaleReport['restart'], 'all
   };
 }
 
+/** The roles' NODE_OPTIONS as the report states them: --node-options, or each Deployment's. */
+function nodeOptionsFigure(options: Options): { nodeOptions?: string } {
+  if (options.nodeOptions !== undefined) return { nodeOptions: options.nodeOptions };
+  if (!options.deployedNodeOptions) return {};
+  const role = (name: BenchRole): string => deployedNodeOptions(name) ?? '(none)';
+  return {
+    nodeOptions: options.oneProcess
+      ? `${role('all')} (the worker Deployment's)`
+      : `worker ${role('worker')}, watcher ${role('watcher')} (their Deployments')`,
+  };
+}
+
 export function assembleReport(results: RunResults): ScaleReport {
   const { options, burst, afterIdle, final } = results;
   const { before: beforeBurst, after: afterBurst } = burst;
@@ -112,12 +134,19 @@ export function assembleReport(results: RunResults): ScaleReport {
   const idleDetail = scale(eniflowRequests(afterBurst, afterIdle), perHour);
   const podCount = burst.pods.length;
   const burstEcs = diffCounts(afterBurst.ecs, beforeBurst.ecs);
+  // Worker process names as the report gives them: `worker` with one replica, the one process by its command.
+  const displayName = (name: string): string =>
+    options.oneProcess && name.startsWith('worker-')
+      ? `eniflow --role all${name === 'worker-1' ? '' : ` (${name})`}`
+      : options.workers === 1 && name === 'worker-1'
+        ? 'worker'
+        : name;
   const cpu = (name: string, from: Snapshot, to: Snapshot): number =>
     (to.processes[name]?.cpuSeconds ?? Number.NaN) - (from.processes[name]?.cpuSeconds ?? Number.NaN);
   const firstWorkers = results.workers.all.slice(0, options.workers);
   const processNames = [
     ...firstWorkers.map((worker) => worker.name),
-    'watcher',
+    ...(options.oneProcess ? [] : ['watcher']),
     'temporal server',
     'kube-apiserver',
     'bench + emulator',
@@ -127,7 +156,7 @@ export function assembleReport(results: RunResults): ScaleReport {
     const peak = worker === undefined ? (final.processes[name] ?? afterIdle.processes[name]) : worker.lastSample;
     const idle = cpu(name, afterBurst, afterIdle);
     return {
-      name: worker === undefined ? name : `${options.workers === 1 ? 'worker' : name} (first process)`,
+      name: worker === undefined ? name : `${displayName(name)} (first process)`,
       cpuSecondsBurst: cpu(name, beforeBurst, afterBurst),
       cpuSecondsIdle: idle,
       cpuSecondsPerIdleHour: idle * perHour,
@@ -152,6 +181,30 @@ export function assembleReport(results: RunResults): ScaleReport {
     fromMs: epochMs(afterBurst.atMs),
     toMs: epochMs(afterIdle.atMs),
   });
+  const latencyMs = summarizeLatencies(results.latencies);
+  const creates = (counts: Counts): number => counts['CreateNetworkInterface'] ?? 0;
+  const restarted = results.workers.all.find((worker) => worker.identity === results.restart.identity);
+  const restartedTasks = restarted === undefined ? undefined : results.sdkTasksAtEnd[restarted.name];
+  const targets = targetFigures({
+    latencyMs,
+    allocationWindowMs: burst.allServedMs,
+    cpuAtStart: burst.cpuAtStart,
+    cpuAtAllServed: burst.cpuAtAllServed,
+    pods: podCount,
+    processes,
+    ecsCallsPerPod: scale(burstEcs, 1 / podCount),
+    ecsCallsPerPodTotal: sumCounts(burstEcs) / podCount,
+    enis: eniFigures({
+      nodes: burst.nodesAfter,
+      createsAfterBurst: creates(afterBurst.ecs),
+      createsInBurst: creates(burstEcs),
+    }),
+    burstTasks: taskHistogramsBetween(beforeBurst.sdkTasks, afterBurst.sdkTasks),
+    ...(restartedTasks === undefined
+      ? {}
+      : { restartedTasks: taskHistogramsBetween({}, { restarted: restartedTasks }) }),
+    displayName,
+  });
   return {
     date: new Date().toISOString(),
     command: `npm run bench:scale -- ${process.argv.slice(2).join(' ')}`.trim(),
@@ -170,8 +223,8 @@ export function assembleReport(results: RunResults): ScaleReport {
       eniPollIntervalMs: options.eniPollIntervalMs,
       pool: options.pool,
       periodScale: options.periodScale,
-      roles: options.dist ? 'dist' : 'src (tsx)',
-      ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
+      roles: `${options.oneProcess ? 'one process (--role all)' : 'worker and watcher apart'}, from ${options.dist ? 'dist' : 'src (tsx)'}`,
+      ...nodeOptionsFigure(options),
       ...(options.roleEnv === undefined ? {} : { roleEnv: options.roleEnv }),
     },
     nodesWarmSeconds: results.nodesWarmMs / 1000,
@@ -179,7 +232,7 @@ export function assembleReport(results: RunResults): ScaleReport {
       pods: podCount,
       served: results.latencies.length,
       createSeconds: burst.createMs / 1000,
-      latencyMs: summarizeLatencies(results.latencies),
+      latencyMs,
       workerHistogram: {
         count: burstHistogram.count,
         p50Seconds: histogramQuantile(0.5, burstHistogram),
@@ -243,6 +296,14 @@ export function assembleReport(results: RunResults): ScaleReport {
     restart: {
       workerStartSeconds: results.restart.workerStartMs / 1000,
       servedSeconds: results.restart.servedMs / 1000,
+      newProcessTasksCompleted: completedTasksOf({
+        runs: results.restartNodeRuns,
+        identity: results.restart.identity,
+        fromMs: epochMs(results.restart.startMs),
+        // Up to when the histories were read, after the audit's settling: the task whose local activity wrote the
+        // pod's IP completes after the write (and may hold further local activities).
+        toMs: epochMs(results.runsReadMs),
+      }),
       ...(results.roll === undefined
         ? {}
         : {
@@ -263,6 +324,7 @@ export function assembleReport(results: RunResults): ScaleReport {
           }),
     },
     timeline: results.timeline,
+    targets,
     audit: results.audit,
     notes: [
       options.periodScale === 1

@@ -214,6 +214,32 @@ export function crBindings(cr: NodeCr): { pods: Set<string>; idle: number } {
   return { pods, idle };
 }
 
+/** One node's ENIs and IPs against what its pods need, from its CR. */
+export interface NodeShape {
+  node: string;
+  /** ENIs in the CR's status (eniflow's secondary ENIs; the primary is not there). */
+  enis: number;
+  /** IPv4 addresses on them, the ENIs' own primary addresses included. */
+  ips: number;
+  /** Pods bound to one of them. */
+  pods: number;
+  /** `spec.nodeCap.ipv4PerAdapter` and `spec.pool.minPoolSize`, the limits the CR sets. */
+  ipv4PerAdapter: number;
+  minPoolSize: number;
+}
+
+export function nodeShape(cr: NodeCr, pods: number): NodeShape {
+  const enis = Object.values(cr.status?.networkInterfaces ?? {});
+  return {
+    node: cr.metadata.name,
+    enis: enis.length,
+    ips: enis.reduce((sum, eni) => sum + Object.keys(eni.ipv4 ?? {}).length, 0),
+    pods,
+    ipv4PerAdapter: cr.spec.nodeCap?.ipv4PerAdapter ?? Number.NaN,
+    minPoolSize: cr.spec.pool?.minPoolSize ?? 0,
+  };
+}
+
 /**
  * Watches every Node CR and records, for each awaited pod, when its IP first appears in its node's CR (the
  * moment the watch event arrives here). A watch that ends is resumed from a fresh list.
@@ -221,7 +247,7 @@ export function crBindings(cr: NodeCr): { pods: Set<string>; idle: number } {
 export class ServedTracker {
   /** When each awaited pod was created (performance.now()) and, once bound, served. */
   private readonly pods = new Map<string, { createdMs: number; servedMs?: number }>();
-  private readonly nodes = new Map<string, { idle: number; enis: number; synced: boolean }>();
+  private readonly nodes = new Map<string, { idle: number; synced: boolean; shape: NodeShape }>();
   private readonly waiters = new Set<() => void>();
   private abort: AbortController | undefined;
   private stopped = false;
@@ -279,8 +305,8 @@ export class ServedTracker {
     const { pods, idle } = crBindings(cr);
     this.nodes.set(cr.metadata.name, {
       idle,
-      enis: Object.keys(cr.status?.networkInterfaces ?? {}).length,
       synced: cr.status?.lastSyncOpenAPITime !== undefined,
+      shape: nodeShape(cr, pods.size),
     });
     for (const podId of pods) {
       const entry = this.pods.get(podId);
@@ -292,6 +318,11 @@ export class ServedTracker {
   /** Nodes whose CR eniflow has synced with the cloud and that show at least `minIdle` idle IPs (pool filled). */
   warmNodes(minIdle: number): number {
     return [...this.nodes.values()].filter((node) => node.synced && node.idle >= minIdle).length;
+  }
+
+  /** Every node's ENIs, IPs and pods as its CR showed them last. */
+  nodeShapes(): NodeShape[] {
+    return [...this.nodes.values()].map((node) => ({ ...node.shape }));
   }
 
   servedMs(podId: string): number | undefined {

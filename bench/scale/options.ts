@@ -31,6 +31,16 @@ export interface Options {
   dist: boolean;
   /** NODE_OPTIONS of worker and watcher, e.g. heap flags as a Deployment sets them. */
   nodeOptions?: string;
+  /**
+   * Each role's NODE_OPTIONS as its Deployment in deploy/ sets it (the worker's for the one process); --node-options
+   * wins over it.
+   */
+  deployedNodeOptions: boolean;
+  /**
+   * The whole of eniflow in one process (`--role all`: `node dist/main.js` with --dist, else `npm start`'s
+   * `src/main.ts` with tsx) instead of the worker and the watcher apart; needs --workers 1.
+   */
+  oneProcess: boolean;
   /** More environment for worker and watcher (`--role-env '{"MAX_CONCURRENT_WORKFLOW_TASKS":"8"}'`). */
   roleEnv?: Record<string, string>;
   /**
@@ -62,6 +72,24 @@ export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
    * janitor passes — read back per real hour.
    */
   idle: { nodes: 20, pods: 10, idleSeconds: 1_800, periodScale: 60 },
+  /**
+   * Issue 29's cold target, as Terway v1.17.5 was measured: 40 × 20, no warm pool (every pod waits for a new ENI),
+   * 2.5 s attach, the built code, worker and watcher apart with their Deployments' NODE_OPTIONS.
+   */
+  cold40: {
+    nodes: 40,
+    pods: 20,
+    idleSeconds: 10,
+    attachMs: 2_500,
+    pool: { min: 0, max: 5 },
+    dist: true,
+    deployedNodeOptions: true,
+  },
+  /**
+   * Issue 29's burst target: 200 × 25 with the default pool (2–5: 27 IPs per node on 15-IP ENIs, so one create per
+   * node beyond warm-up suffices) against the whole stack in one process (`--role all`) on this machine's cores.
+   */
+  burst200: { nodes: 200, pods: 25, idleSeconds: 10, oneProcess: true },
 };
 
 /** The node-workflow settings and the janitor interval with their periods divided by `scale` (1: unchanged). */
@@ -106,6 +134,8 @@ export function parseOptions(argv: string[]): Options {
       'period-scale': { type: 'string' },
       'restart-during-burst': { type: 'boolean', default: false },
       'all-in-one-restart': { type: 'boolean', default: false },
+      'deployed-node-options': { type: 'boolean', default: false },
+      'one-process': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -118,6 +148,9 @@ export function parseOptions(argv: string[]): Options {
     if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
     return value;
   };
+  const workers = int(values.workers, 1, 'workers');
+  const oneProcess = values['one-process'] || preset.oneProcess === true;
+  if (oneProcess && workers !== 1) throw new Error('--one-process runs one process: it needs --workers 1');
   return {
     nodes: int(values.nodes, preset.nodes ?? 10, 'nodes'),
     pods: int(values.pods, preset.pods ?? 25, 'pods'),
@@ -131,13 +164,15 @@ export function parseOptions(argv: string[]): Options {
     attachMs: int(values['attach-ms'], preset.attachMs ?? 2_000, 'attach-ms'),
     pool: values.pool === undefined ? (preset.pool ?? { min: 2, max: 5 }) : parsePool(values.pool),
     timeline: values.timeline,
-    workers: int(values.workers, 1, 'workers'),
-    dist: values.dist,
+    workers,
+    dist: values.dist || preset.dist === true,
     ...(values['node-options'] === undefined ? {} : { nodeOptions: values['node-options'] }),
     ...(values['role-env'] === undefined ? {} : { roleEnv: parseRoleEnv(values['role-env']) }),
     periodScale: int(values['period-scale'], preset.periodScale ?? 1, 'period-scale'),
     restartDuringBurst: values['restart-during-burst'],
     allInOneRestart: values['all-in-one-restart'],
+    deployedNodeOptions: values['deployed-node-options'] || preset.deployedNodeOptions === true,
+    oneProcess,
   };
 }
 

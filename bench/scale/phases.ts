@@ -7,11 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { auditCluster, auditProblems, formatAudit } from '../../test/support/audit.js';
 import { BENCH_NAMESPACE, benchNodeName, forEachLimited } from './cluster.js';
-import type { ServedTracker } from './cluster.js';
+import type { NodeShape, ServedTracker } from './cluster.js';
 import { sumCounts } from './probes.js';
 import type { EcsCallCounter } from './probes.js';
 import { log } from './stack.js';
-import type { Snapshot, Stack } from './stack.js';
+import type { CpuSample, Snapshot, Stack } from './stack.js';
 import { fetchNodeTimeline } from './timeline.js';
 import type { NodeTimeline } from './timeline.js';
 
@@ -78,6 +78,14 @@ export interface BurstResult {
   settledMs: number;
   before: Snapshot;
   after: Snapshot;
+  /**
+   * CPU of every process under test at the first pod's creation and when the last pod was served: the allocation
+   * window (the snapshots around the burst hold their own scrapes and the settling).
+   */
+  cpuAtStart: CpuSample;
+  cpuAtAllServed: CpuSample;
+  /** Every node's ENIs, IPs and pods once the burst settled, from the CRs. */
+  nodesAfter: NodeShape[];
   /** With `--restart-during-burst`: replica 1 killed once the pods were created, and what its replacement took. */
   restart?: { workerStartMs: number; allServedMs: number };
 }
@@ -98,6 +106,7 @@ export async function burst(stack: Stack): Promise<BurstResult> {
       pods.push({ node, pod, id: `${BENCH_NAMESPACE}/${pod}` });
     }
   }
+  const cpuAtStart = stack.sampleCpu();
   const startMs = performance.now();
   await forEachLimited(pods, CREATE_CONCURRENCY, async ({ node, pod, id }) => {
     tracker.expect(id, performance.now());
@@ -112,10 +121,12 @@ export async function burst(stack: Stack): Promise<BurstResult> {
     timeoutMs(stack),
     `every burst pod's IP in its node's CR`,
   );
+  const cpuAtAllServed = stack.sampleCpu();
   const allServedMs = Math.max(...ids.map((id) => tracker.servedMs(id) ?? Number.NaN)) - startMs;
   log(`all served ${(allServedMs / 1000).toFixed(1)} s after the first pod was created; settling`);
   const settledMs = (await settle(stack.ecsCalls, tracker)) - startMs;
   const after = await stack.snapshot();
+  const nodesAfter = tracker.nodeShapes();
   const restarted =
     killed === undefined
       ? undefined
@@ -130,6 +141,9 @@ export async function burst(stack: Stack): Promise<BurstResult> {
     settledMs,
     before,
     after,
+    cpuAtStart,
+    cpuAtAllServed,
+    nodesAfter,
     ...(restarted ? { restart: restarted } : {}),
   };
 }
@@ -138,7 +152,7 @@ export async function burst(stack: Stack): Promise<BurstResult> {
 async function killAndRespawnReplicaOne(
   stack: Stack,
   name: string,
-): Promise<{ restartMs: number; started: Promise<number> }> {
+): Promise<{ restartMs: number; started: Promise<number>; identity: string }> {
   const { workers } = stack;
   const killed = workers.replicas[0];
   if (killed === undefined) throw new Error('no worker replica to restart');
@@ -149,7 +163,7 @@ async function killAndRespawnReplicaOne(
   const restartMs = performance.now();
   const next = await workers.start(killed.slot, `worker-${killed.slot}-${name}`);
   const started = next.process.waitForStdoutLine(workerStarted, 180_000).then(() => performance.now() - restartMs);
-  return { restartMs, started };
+  return { restartMs, started, identity: next.identity };
 }
 
 /** The first node's burst timeline, from the first pod's creation to the snapshot after settling. */
@@ -187,15 +201,20 @@ export async function idle(stack: Stack): Promise<{ after: Snapshot }> {
   return { after };
 }
 
-/** Creates one pod on a random node and returns its id, its creation noted at `createdMs`. */
-export async function createOnePod(stack: Stack, input: { suffix: string; createdMs: number }): Promise<string> {
-  const node = benchNodeName(Math.floor(Math.random() * stack.options.nodes));
+/** Creates one pod on a random node (or `node`) and returns its id, its creation noted at `createdMs`. */
+export async function createOnePod(
+  stack: Stack,
+  input: { suffix: string; createdMs: number; node?: string },
+): Promise<string> {
+  const node = input.node ?? randomNode(stack);
   const pod = `${node}-${input.suffix}`;
   const id = `${BENCH_NAMESPACE}/${pod}`;
   stack.tracker.expect(id, input.createdMs);
   await stack.kube.createPod(node, pod);
   return id;
 }
+
+const randomNode = (stack: Stack): string => benchNodeName(Math.floor(Math.random() * stack.options.nodes));
 
 export const workerStarted = (line: string): boolean => line.includes('"Worker started"');
 
@@ -233,6 +252,10 @@ export async function rollingUpdate(stack: Stack): Promise<RollResult | undefine
 }
 
 export interface RestartResult {
+  /** The new process's Temporal identity (`pid@host`), to tell its tasks in the histories. */
+  identity: string;
+  /** The node the pod was created on. */
+  node: string;
   /** New worker spawned → "Worker started". */
   workerStartMs: number;
   /** New worker spawned → the pod created at that moment served. */
@@ -245,8 +268,9 @@ export interface RestartResult {
 /** SIGKILLs replica 1's worker, spawns a new one and at once creates one pod on a random node. */
 export async function restart(stack: Stack): Promise<RestartResult> {
   const { tracker } = stack;
-  const { restartMs, started } = await killAndRespawnReplicaOne(stack, 'restarted');
-  const podId = await createOnePod(stack, { suffix: 'after-restart', createdMs: restartMs });
+  const { restartMs, started, identity } = await killAndRespawnReplicaOne(stack, 'restarted');
+  const node = randomNode(stack);
+  const podId = await createOnePod(stack, { suffix: 'after-restart', createdMs: restartMs, node });
   const workerStartMs = await started;
   await tracker.until(
     () => tracker.servedMs(podId) !== undefined,
@@ -255,7 +279,7 @@ export async function restart(stack: Stack): Promise<RestartResult> {
   );
   const servedMs = (tracker.servedMs(podId) ?? Number.NaN) - restartMs;
   log(`restart: served ${(servedMs / 1000).toFixed(1)} s after the new worker was spawned`);
-  return { workerStartMs, servedMs, startMs: restartMs, endMs: restartMs + servedMs };
+  return { identity, node, workerStartMs, servedMs, startMs: restartMs, endMs: restartMs + servedMs };
 }
 
 /** The zero-leak audit's result as the report carries it. */

@@ -143,16 +143,19 @@ export async function prometheusCounter(url: string, metric: string): Promise<nu
 export interface ScrapedHistogram {
   buckets: { le: number; count: number }[];
   count: number;
+  /** The observations' sum (`_sum`), when the page has it. */
+  sum?: number;
 }
 
-/** Scrapes one histogram from a Prometheus text page, summing its series over every label but `le`. */
-export async function prometheusHistogram(url: string, metric: string): Promise<ScrapedHistogram> {
-  const text = await (await fetch(url)).text();
+/** One histogram of a Prometheus text page, its series summed over every label but `le`. */
+export function parseHistogram(text: string, metric: string): ScrapedHistogram {
   const byBound = new Map<number, number>();
   let count = 0;
+  let sum: number | undefined;
   for (const line of text.split('\n')) {
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
     if (line.startsWith(`${metric}_count `) || line.startsWith(`${metric}_count{`)) count += value;
+    if (line.startsWith(`${metric}_sum `) || line.startsWith(`${metric}_sum{`)) sum = (sum ?? 0) + value;
     if (!line.startsWith(`${metric}_bucket{`)) continue;
     const le = /le="([^"]+)"/.exec(line)?.[1];
     if (le === undefined) continue;
@@ -160,7 +163,12 @@ export async function prometheusHistogram(url: string, metric: string): Promise<
     byBound.set(bound, (byBound.get(bound) ?? 0) + value);
   }
   const buckets = [...byBound].sort((a, b) => a[0] - b[0]).map(([le, bucketCount]) => ({ le, count: bucketCount }));
-  return { buckets, count };
+  return { buckets, count, ...(sum === undefined ? {} : { sum }) };
+}
+
+/** Scrapes one histogram from a Prometheus text page, summing its series over every label but `le`. */
+export async function prometheusHistogram(url: string, metric: string): Promise<ScrapedHistogram> {
+  return parseHistogram(await (await fetch(url)).text(), metric);
 }
 
 /** Several processes' histograms as one: counts added bucket by bucket (bounds missing from one count as 0 there). */
@@ -169,9 +177,11 @@ export function sumHistograms(histograms: readonly ScrapedHistogram[]): ScrapedH
   for (const histogram of histograms) {
     for (const bucket of histogram.buckets) byBound.set(bucket.le, (byBound.get(bucket.le) ?? 0) + bucket.count);
   }
+  const sums = histograms.flatMap((histogram) => (histogram.sum === undefined ? [] : [histogram.sum]));
   return {
     buckets: [...byBound].sort((a, b) => a[0] - b[0]).map(([le, count]) => ({ le, count })),
     count: histograms.reduce((sum, histogram) => sum + histogram.count, 0),
+    ...(sums.length === 0 ? {} : { sum: sums.reduce((total, value) => total + value, 0) }),
   };
 }
 
@@ -181,6 +191,7 @@ export function histogramSince(later: ScrapedHistogram, earlier: ScrapedHistogra
   return {
     buckets: later.buckets.map((bucket) => ({ le: bucket.le, count: bucket.count - (before.get(bucket.le) ?? 0) })),
     count: later.count - earlier.count,
+    ...(later.sum === undefined ? {} : { sum: later.sum - (earlier.sum ?? 0) }),
   };
 }
 

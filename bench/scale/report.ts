@@ -5,6 +5,8 @@ import type { NodeTimeline } from './timeline.js';
 import type { TemporalCost } from './temporal-cost.js';
 import type { TaskTimes } from './task-times.js';
 import type { AuditResult } from './phases.js';
+import type { TargetFigures } from './targets.js';
+import { targetRows } from './targets-report.js';
 
 export interface LatencySummary {
   count: number;
@@ -127,6 +129,8 @@ export interface ScaleReport {
     workerStartSeconds: number;
     /** New worker process spawned (old one SIGKILLed) → a pod created at that moment has its IP in the CR. */
     servedSeconds: number;
+    /** Workflow tasks of the pod's node the new process started and completed from its spawn (the dead one's: 0). */
+    newProcessTasksCompleted: number;
     /** With 2 replicas or more: each replaced in turn (SIGTERM, new one started), a pod created as the roll starts. */
     rollingUpdate?: { replicas: number; rollSeconds: number; servedSeconds: number };
     /** `--restart-during-burst`: replica 1 killed once the burst was created → "Worker started" / every pod served. */
@@ -152,6 +156,8 @@ export interface ScaleReport {
   workflowTasks: { burst: TaskTimes; restart: TaskTimes; allInOneRestart?: TaskTimes };
   /** The first node's burst: its pods and its workflow's history events, from the first pod's creation to settled. */
   timeline: NodeTimeline;
+  /** Issue 29's figures (targets.ts). */
+  targets: TargetFigures;
   /** The zero-leak audit at the end (test/support/audit.ts); not clean makes the benchmark exit non-zero. */
   audit: AuditResult;
   notes: string[];
@@ -279,7 +285,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       `${report.machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')} at start, ` +
       `${report.machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' ')} at end; ECS latency ` +
       `${config.ecsLatencyMs.min}–${config.ecsLatencyMs.max} ms, attach ${config.attachMs} ms, ENI poll ` +
-      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s${config.periodScale === 1 ? '' : ` (timers ×${config.periodScale})`}, roles from ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}${
+      `${config.eniPollIntervalMs} ms, pool ${config.pool.min}–${config.pool.max}, idle window ${config.idleSeconds} s${config.periodScale === 1 ? '' : ` (timers ×${config.periodScale})`}, roles: ${config.roles}${config.nodeOptions === undefined ? '' : ` with NODE_OPTIONS=${config.nodeOptions}`}${
         config.roleEnv === undefined
           ? ''
           : `, role environment ${Object.entries(config.roleEnv)
@@ -374,6 +380,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
       ]),
     ),
   ];
+  lines.push('', ...table(['figure (issue 29 targets)', 'value'], targetRows(report.targets)));
   lines.push('', ...temporalTable(report.temporal), '', ...workersTable(report.workers));
   lines.push('', ...taskTimesTable(report.workflowTasks));
   lines.push('', ...report.audit.lines.map((line) => `- ${line}`));

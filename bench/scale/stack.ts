@@ -3,15 +3,11 @@
  * clients, the worker and the watcher as separate processes configured as deployed, and a snapshot of every counter
  * the report subtracts. Every start registers its stop with the cleanup.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 
 import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
-import { ManagedProcess } from '../../scripts/lib/managed-process.js';
+import type { ManagedProcess } from '../../scripts/lib/managed-process.js';
 import { TEST_ENV_VARS } from '../../scripts/lib/test-env-vars.js';
 import { describeError, startTestServers } from '../../scripts/lib/test-servers.js';
 import type { TestServers } from '../../scripts/lib/test-servers.js';
@@ -21,6 +17,10 @@ import { BenchKube, ServedTracker, scaleFixture } from './cluster.js';
 import { scaledPeriods } from './options.js';
 import type { Options } from './options.js';
 import { WorkerSet } from './workers.js';
+import { deployedNodeOptions, roleArgs, startRole } from './roles.js';
+import type { BenchRole } from './roles.js';
+import { scrapeSdkTaskHistograms } from './task-latency.js';
+import type { SdkTaskHistograms } from './task-latency.js';
 import {
   EcsCallCounter,
   apiserverRequestsByVerb,
@@ -33,7 +33,6 @@ import {
 } from './probes.js';
 import type { ApiserverAccess, Counts, HistoryTotals, ProcessSample, ScrapedHistogram } from './probes.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TASK_QUEUE = 'eniflow-bench';
 export const ECS_LATENCY_MS = { min: 30, max: 50 } as const;
 
@@ -75,7 +74,12 @@ export interface Snapshot {
   signals: number;
   /** The running replicas' pod → IP histograms, summed. */
   podIpReady?: ScrapedHistogram;
+  /** Each running worker process's workflow task histograms (its SDK exporter), by its name. */
+  sdkTasks: Record<string, SdkTaskHistograms>;
 }
+
+/** CPU seconds of each process under test at one instant, with its pid (a replaced process is another one). */
+export type CpuSample = Record<string, { pid: number; cpuSeconds: number } | undefined>;
 
 /** The running stack; the rolling update and the restart replace worker processes. */
 export interface Stack {
@@ -86,43 +90,22 @@ export interface Stack {
   readonly kube: BenchKube;
   readonly client: Client;
   readonly tracker: ServedTracker;
-  readonly watcher: ManagedProcess;
+  /** The watcher process; undefined with --one-process, where the worker processes run it too. */
+  readonly watcher: ManagedProcess | undefined;
   readonly workers: WorkerSet;
   /**
-   * Starts `npm start -- --role all` as a user would (`src/main.ts` with tsx: the image has no all-in-one entry), with
-   * the watcher's and the worker's settings and one Lease identity for every process started so, as a container
-   * restarted in place keeps its pod's name. No health or metrics server: the two roles would share the address.
+   * Starts `--role all` (`src/main.ts` with tsx as `npm start` runs it, or `dist/main.js` with --dist), with the
+   * watcher's and the worker's settings and one Lease identity for every process started so, as a container
+   * restarted in place keeps its pod's name. No health or metrics server.
    */
   startAllInOne(name: string): ManagedProcess;
   snapshot(): Promise<Snapshot>;
+  /** CPU seconds of every process under test, now (cheap: /proc only). */
+  sampleCpu(): CpuSample;
+  /** Each running worker process's workflow task histograms, now, by its name. */
+  sdkTasks(): Promise<Record<string, SdkTaskHistograms>>;
   /** Whether the test servers keep the run directory when stopped (true until the run succeeds). */
   keepLogs: boolean;
-}
-
-/**
- * A role's entry point (`worker`, `watcher`): from `src/` with tsx, or the compiled one in `dist/` as the image runs
- * it (tsx's loader alone adds about 220 MiB to a worker's peak RSS: memory figures come from `--dist`).
- */
-function roleArgs(role: 'worker' | 'watcher', dist: boolean): string[] {
-  if (dist) {
-    const entry = `dist/${role}/main.js`;
-    if (!existsSync(join(REPO_ROOT, entry))) throw new Error(`--dist: ${entry} is missing; run npm run build first`);
-    return [entry];
-  }
-  // tsx's ESM hooks only: src/ is all ESM, and without the CommonJS hooks the thousands of require() calls inside
-  // node_modules skip tsx's resolver (about 0.7 s less CPU per worker start).
-  return ['--import', 'tsx/esm', `src/${role}/main.ts`];
-}
-
-function startRole(input: { name: string; args: string[]; env: NodeJS.ProcessEnv; logDir: string }): ManagedProcess {
-  return new ManagedProcess({
-    name: input.name,
-    command: process.execPath,
-    args: input.args,
-    cwd: REPO_ROOT,
-    env: input.env,
-    logPath: join(input.logDir, `${input.name}.log`),
-  });
 }
 
 export async function startStack(options: Options, cleanup: Cleanup): Promise<Stack> {
@@ -178,8 +161,12 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     ALIBABA_CLOUD_ACCESS_KEY_SECRET: emulator.accessKeySecret,
     ENI_POLL_INTERVAL_MS: String(options.eniPollIntervalMs),
     LOG_LEVEL: 'info',
-    ...(options.nodeOptions === undefined ? {} : { NODE_OPTIONS: options.nodeOptions }),
     ...options.roleEnv,
+  };
+  // --node-options for every role, else each role's Deployment's with --deployed-node-options.
+  const nodeOptionsOf = (role: BenchRole): NodeJS.ProcessEnv => {
+    const value = options.nodeOptions ?? (options.deployedNodeOptions ? deployedNodeOptions(role) : undefined);
+    return value === undefined ? {} : { NODE_OPTIONS: value };
   };
   const watcherHealthUrl = `http://127.0.0.1:${watcherHealthPort ?? 0}`;
   const periods = scaledPeriods(options.periodScale, options.nodeSettings);
@@ -195,34 +182,45 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
       : { JANITOR_INTERVAL_SECONDS: String(periods.janitorIntervalSeconds) }),
   };
 
-  // Fresh ports for every process: a replacement starts while the process it replaces still drains.
+  // Fresh ports for every process: a replacement starts while the process it replaces still drains. With
+  // --one-process each "worker" runs the watcher too (one Lease identity: a replacement is the same pod restarted),
+  // and its HEALTH_ADDRESS serves both roles' metrics.
+  const processRole: BenchRole = options.oneProcess ? 'all' : 'worker';
   const workers = new WorkerSet(async (name) => {
     const [metricsPort, healthPort] = await reserveFreePorts(2);
     const env = {
-      ...roleEnv,
+      ...(options.oneProcess ? { ...watcherEnv, POD_IDENTITY: 'bench-one-process' } : roleEnv),
+      ...nodeOptionsOf(processRole),
       METRICS_ADDRESS: `127.0.0.1:${metricsPort ?? 0}`,
       HEALTH_ADDRESS: `127.0.0.1:${healthPort ?? 0}`,
     };
     return {
-      process: startRole({ name, args: roleArgs('worker', options.dist), env, logDir: servers.runDir }),
+      process: startRole({ name, args: roleArgs(processRole, options.dist), env, logDir: servers.runDir }),
       metricsUrl: `http://127.0.0.1:${healthPort ?? 0}/metrics`,
+      sdkMetricsUrl: `http://127.0.0.1:${metricsPort ?? 0}/metrics`,
     };
   });
   cleanup.add('workers', () => workers.stopAll(10_000));
   for (let slot = 1; slot <= options.workers; slot += 1) await workers.start(slot, `worker-${slot}`);
-  const watcher = startRole({
-    name: 'watcher',
-    args: roleArgs('watcher', options.dist),
-    env: watcherEnv,
-    logDir: servers.runDir,
-  });
-  cleanup.add('watcher', () => watcher.stop(10_000));
+  const watcher = options.oneProcess
+    ? undefined
+    : startRole({
+        name: 'watcher',
+        args: roleArgs('watcher', options.dist),
+        env: { ...watcherEnv, ...nodeOptionsOf('watcher') },
+        logDir: servers.runDir,
+      });
+  if (watcher !== undefined) cleanup.add('watcher', () => watcher.stop(10_000));
   for (const worker of workers.replicas) {
     await worker.process.waitForStdoutLine((line) => line.includes('"Worker started"'), 180_000);
   }
-  await watcher.waitForStdoutLine((line) => line.includes('"Became leader"'), 60_000);
+  for (const leader of watcher === undefined ? workers.replicas.map((worker) => worker.process) : [watcher]) {
+    await leader.waitForStdoutLine((line) => line.includes('"Became leader"'), 60_000);
+  }
   log(
-    `workers (pids ${workers.replicas.map((worker) => worker.process.pid).join(', ')}) and watcher (pid ${watcher.pid}) up`,
+    options.oneProcess
+      ? `one process (--role all, pid ${workers.replicas.map((worker) => worker.process.pid).join(', ')}) up`
+      : `workers (pids ${workers.replicas.map((worker) => worker.process.pid).join(', ')}) and watcher (pid ${watcher?.pid ?? '?'}) up`,
   );
 
   const pids = (): Record<string, number | undefined> => ({
@@ -232,17 +230,28 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
         worker.process.hasExited ? undefined : worker.process.pid,
       ]),
     ),
-    watcher: watcher.pid,
+    ...(watcher === undefined ? {} : { watcher: watcher.pid }),
     'temporal server': temporalPid,
     'kube-apiserver': apiserverPid,
   });
   const tracker = new ServedTracker(kube);
+  const scrapeSdkTasks = async (): Promise<Record<string, SdkTaskHistograms>> => {
+    const live = workers.replicas.filter((worker) => !worker.process.hasExited);
+    return Object.fromEntries(
+      await Promise.all(
+        live.map(async (worker) => [worker.name, await scrapeSdkTaskHistograms(worker.sdkMetricsUrl)] as const),
+      ),
+    );
+  };
   const snapshot = async (): Promise<Snapshot> => {
     workers.sample();
     const live = workers.replicas.filter((worker) => !worker.process.hasExited);
     const histograms = await Promise.all(
       live.map((worker) => prometheusHistogram(worker.metricsUrl, 'eniflow_pod_ip_ready_seconds')),
     );
+    const sdkTasks = await scrapeSdkTasks();
+    // The watcher's counters: its own server, or the one process's (replica 1, the only one).
+    const signalsUrl = watcher === undefined ? live[0]?.metricsUrl : `${watcherHealthUrl}/metrics`;
     const processes: Record<string, ProcessSample | undefined> = {};
     for (const [name, pid] of Object.entries(pids()))
       processes[name] = pid === undefined ? undefined : sampleProcess(pid);
@@ -254,9 +263,21 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
       ownRequests: { ...kube.ownRequests },
       ecs: await ecsCalls.drain(),
       history: await historyTotals(client, TASK_QUEUE),
-      signals: await prometheusCounter(`${watcherHealthUrl}/metrics`, 'eniflow_watcher_signals_sent_total'),
+      signals:
+        signalsUrl === undefined
+          ? Number.NaN
+          : await prometheusCounter(signalsUrl, 'eniflow_watcher_signals_sent_total'),
       ...(live.length === 0 ? {} : { podIpReady: sumHistograms(histograms) }),
+      sdkTasks,
     };
+  };
+  const sampleCpu = (): CpuSample => {
+    const sample: CpuSample = {};
+    for (const [name, pid] of Object.entries(pids())) {
+      const cpuSeconds = pid === undefined ? undefined : sampleProcess(pid)?.cpuSeconds;
+      sample[name] = pid === undefined || cpuSeconds === undefined ? undefined : { pid, cpuSeconds };
+    }
+    return sample;
   };
 
   await tracker.start();
@@ -264,9 +285,9 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     tracker.stop();
   });
   const startAllInOne = (name: string): ManagedProcess => {
-    const env: NodeJS.ProcessEnv = { ...watcherEnv, POD_IDENTITY: 'bench-all-in-one' };
+    const env: NodeJS.ProcessEnv = { ...watcherEnv, ...nodeOptionsOf('all'), POD_IDENTITY: 'bench-all-in-one' };
     delete env['HEALTH_ADDRESS'];
-    return startRole({ name, args: ['--import', 'tsx', 'src/main.ts', '--role', 'all'], env, logDir: servers.runDir });
+    return startRole({ name, args: roleArgs('all', options.dist), env, logDir: servers.runDir });
   };
   return {
     options,
@@ -280,6 +301,8 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
     workers,
     startAllInOne,
     snapshot,
+    sampleCpu,
+    sdkTasks: scrapeSdkTasks,
     get keepLogs() {
       return state.keepLogs;
     },

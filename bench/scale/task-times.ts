@@ -77,3 +77,28 @@ export function workflowTaskTimes(input: {
     failedOrTimedOut,
   };
 }
+
+/**
+ * Workflow tasks that `identity` started and completed in [fromMs, toMs): proof that a process did the work of a
+ * window. A task only scheduled on a dead process's sticky queue and timed out there counts for nobody.
+ */
+export function completedTasksOf(input: {
+  runs: readonly (readonly BenchEvent[])[];
+  identity: string;
+  fromMs: number;
+  toMs: number;
+}): number {
+  let completed = 0;
+  for (const events of input.runs) {
+    let startedBy: string | undefined;
+    for (const event of events) {
+      if (event.type === 'WorkflowTaskStarted') startedBy = event.identity;
+      else if (TASK_ENDS.has(event.type)) {
+        const inWindow = event.atMs >= input.fromMs && event.atMs < input.toMs;
+        if (inWindow && event.type === 'WorkflowTaskCompleted' && startedBy === input.identity) completed += 1;
+        startedBy = undefined;
+      }
+    }
+  }
+  return completed;
+}

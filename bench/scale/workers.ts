@@ -22,12 +22,16 @@ export interface WorkerProcess {
   identity: string;
   /** The worker's health server's /metrics (eniflow's own metrics). */
   metricsUrl: string;
+  /** The Temporal SDK's exporter (`METRICS_ADDRESS`): `temporal_*`, the workflow task latencies among them. */
+  sdkMetricsUrl: string;
   /** The last /proc sample while it ran, refreshed by `sample()` and just before it is stopped. */
   lastSample?: ProcessSample;
 }
 
 /** Starts one worker process; the caller gives it fresh ports. */
-export type WorkerStarter = (name: string) => Promise<{ process: ManagedProcess; metricsUrl: string }>;
+export type WorkerStarter = (
+  name: string,
+) => Promise<{ process: ManagedProcess; metricsUrl: string; sdkMetricsUrl: string }>;
 
 export class WorkerSet {
   /** Every worker process the run started, in order. */
@@ -42,8 +46,9 @@ export class WorkerSet {
 
   /** Starts the process of replica `slot` (replacing the current one in `replicas`, which the caller stops). */
   async start(slot: number, name: string): Promise<WorkerProcess> {
-    const { process, metricsUrl } = await this.starter(name);
-    const worker: WorkerProcess = { name, slot, process, identity: `${process.pid}@${hostname()}`, metricsUrl };
+    const { process, metricsUrl, sdkMetricsUrl } = await this.starter(name);
+    const identity = `${process.pid}@${hostname()}`;
+    const worker: WorkerProcess = { name, slot, process, identity, metricsUrl, sdkMetricsUrl };
     this.all.push(worker);
     this.replicas[slot - 1] = worker;
     return worker;
