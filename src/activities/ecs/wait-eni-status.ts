@@ -55,7 +55,8 @@ export function createWaitEniStatus(deps: {
       throw ApplicationFailure.nonRetryable(`ENI ${input.eniId} does not exist`, 'EcsNotFound');
     }
     if (eni.status === input.status) {
-      if (attaching && startedMs !== undefined) attachPolls.observe({ describes, elapsedMs: Date.now() - startedMs, firstPollMs });
+      if (attaching && startedMs !== undefined)
+        attachPolls.observe({ describes, elapsedMs: Date.now() - startedMs, firstPollMs });
       return eni.status;
     }
     const progress: WaitProgress = {

@@ -130,5 +130,4 @@ describe('attach poll schedule', () => {
       assert.ok(steady.lateMs <= maxLateMs, `seen ${steady.lateMs} ms after done`);
     });
   }
-
 });
