@@ -122,7 +122,8 @@ export const WORKER_ENV = {
   LOG_LEVEL: 'pino level (default `info`)',
   METRICS_ADDRESS: "serve the Temporal SDK's Prometheus metrics (`temporal_*`) on this `host:port` (default off)",
   HEALTH_ADDRESS: "serve `/healthz`, `/readyz` and eniflow's metrics (`/metrics`) on this `host:port` (default off)",
-  MAX_CONCURRENT_ACTIVITIES: 'activities one worker runs at once (default 100)',
+  MAX_CONCURRENT_ACTIVITIES:
+    'activities one worker runs at once per task queue (default 100; on each ECS queue at least ENIFLOW_ECS_BURST)',
   MAX_CONCURRENT_WORKFLOW_TASKS: `workflow tasks one worker holds at once; more wait on the server, where no task times out (default ${DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS})`,
   ENIFLOW_ECS_RATE_LIMIT:
     "the cluster's ECS budget overrides, calls per minute by action as JSON, like Terway's `rateLimit`: `{\"CreateNetworkInterface\": 60}` (default: Terway's per-action defaults)",

@@ -109,8 +109,9 @@ describe('the cluster ECS budget', () => {
           `${maxInWindow(times, 1_000)}, in any 10 s: ${maxInWindow(times, 10_000)}`,
       );
       assert.ok(waits.length >= 264, `every create's first attempt found in the histories (${waits.length})`);
-      // The demand came together: without a burst the queue would hold most of it.
-      assert.ok(demandedIn10s >= 250, `at least 250 creates demanded within 10 s (${demandedIn10s})`);
+      // The demand came together (how closely depends on the machine's load): well over what the budget's pace lets
+      // through in 10 s, so without a burst most of it would wait in the queue.
+      assert.ok(demandedIn10s >= 150, `at least 150 creates demanded within 10 s (${demandedIn10s})`);
       // The budget's pace alone lets 50 through in 10 s, and the server's default burst about 10 more.
       const inTenSeconds = maxInWindow(times, 10_000);
       assert.ok(inTenSeconds >= 100, `the burst went out at once (${inTenSeconds} creates in the busiest 10 s)`);
