@@ -73,8 +73,8 @@ export interface WorkerConfig {
     /** The cluster's budget per OpenAPI action, calls per minute (Terway's defaults, `ENIFLOW_ECS_RATE_LIMIT` over). */
     callsPerMinute: Record<EcsApiName, number>;
     /**
-     * Calls of one action the Temporal server lets through at once on its queue (`ENIFLOW_ECS_BURST`): the queue rate
-     * leaves that much of every minute's budget to it.
+     * Calls of one action the Temporal server lets through at once on its queue (`ENIFLOW_ECS_BURST`, as the server
+     * is configured): at most every queued action's budget, and the ECS queues' slots in each worker.
      */
     burst: number;
     /** Terway `rateLimit` keys of actions eniflow never calls, accepted and ignored (logged at start). */
@@ -122,12 +122,13 @@ export const WORKER_ENV = {
   LOG_LEVEL: 'pino level (default `info`)',
   METRICS_ADDRESS: "serve the Temporal SDK's Prometheus metrics (`temporal_*`) on this `host:port` (default off)",
   HEALTH_ADDRESS: "serve `/healthz`, `/readyz` and eniflow's metrics (`/metrics`) on this `host:port` (default off)",
-  MAX_CONCURRENT_ACTIVITIES: 'activities one worker runs at once (default 100)',
+  MAX_CONCURRENT_ACTIVITIES:
+    'activities one worker runs at once per task queue (default 100; on each ECS queue at least ENIFLOW_ECS_BURST)',
   MAX_CONCURRENT_WORKFLOW_TASKS: `workflow tasks one worker holds at once; more wait on the server, where no task times out (default ${DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS})`,
   ENIFLOW_ECS_RATE_LIMIT:
     "the cluster's ECS budget overrides, calls per minute by action as JSON, like Terway's `rateLimit`: `{\"CreateNetworkInterface\": 60}` (default: Terway's per-action defaults)",
   ENIFLOW_ECS_BURST:
-    'calls of one ECS action the Temporal server lets through at once: `matching.minTaskThrottlingBurstSize` × read partitions on the ECS queues, as the server is configured (default 100, what `temporal/dynamicconfig` and the dev server set; at most half of each budget)',
+    'calls of one ECS action the Temporal server lets through at once: `matching.minTaskThrottlingBurstSize` × read partitions on the ECS queues, as the server is configured (default 400, the smallest budget, what `temporal/dynamicconfig` and the dev server set; at most each budget)',
   TEMPORAL_UI_URL: "Temporal Web UI base URL, e.g. `https://temporal.example.com`; events link to the node's workflow",
 } as const;
 

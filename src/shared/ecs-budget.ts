@@ -39,7 +39,7 @@ export const DEFAULT_CALLS_PER_MINUTE: Readonly<Record<EcsApiName, number>> = {
   UnassignIpv6Addresses: 400,
   DescribeVSwitches: 300,
   // Not in Terway's map (Terway never tags an existing ENI): adoption, once per ENI taken over. The IP actions'
-  // budget, so the default burst stays a quarter of the smallest queued budget.
+  // budget, so it does not lower the default burst (the smallest queued budget).
   TagResources: 400,
 };
 
@@ -94,61 +94,60 @@ export const QUEUED_ECS_APIS: readonly EcsApiName[] = ECS_APIS.filter((api) =>
   Object.values(ECS_ACTIVITY_APIS).includes(api as never),
 );
 
-/**
- * The burst the server's limiter admits on top of its rate with Temporal's defaults, measured: the limiter splits a
- * queue's rate over the queue's partitions (`matching.numTaskqueueReadPartitions`, 4 by default), each a small token
- * bucket holding `max(⌈rate per partition⌉, matching.minTaskThrottlingBurstSize)` tokens (the minimum is 1 by
- * default), and tokens saved while a partition was idle are spent at once. On our dev server (1.29.1) two workers at
- * 1/s and at 0.93/s saw up to 7 creates in one second and 59 and 61 in their busiest minute
- * (test/worker/ecs-budget.test.ts). The rate always leaves at least this much of the minute for the burst.
- */
-export const SERVER_LIMITER_BURST = 10;
-
 /** Temporal's default number of read partitions of a task queue (`matching.numTaskqueueReadPartitions`). */
 export const TEMPORAL_DEFAULT_PARTITIONS = 4;
 
 /**
  * The calls of one action the Temporal server lets through at once, by default (`ENIFLOW_ECS_BURST`): the server's
- * `matching.minTaskThrottlingBurstSize` on the ECS queues times their read partitions. Terway's per-process bucket
- * (`rate.NewLimiter(v/60, v)`) lets a whole minute's budget through at once; Temporal's limiter, left at its
- * defaults, only about 10, so a scale-out's creates wait in line at the budget's pace (80 creates for 40 cold nodes
- * took 9 s). 100 is a quarter of the smallest default budget (400 a minute): the dev server, the compose server and
- * the Helm chart's documented server settings use it, and the queue rate gives it back (see `queueRatePerSecond`).
+ * `matching.minTaskThrottlingBurstSize` on the ECS queues times their read partitions (the matching service gives
+ * each partition of a rate-limited queue a token bucket of `max(⌈rate per partition⌉, that setting)` tokens; its
+ * default, 1, admits about 10 at once). Terway's bucket per action (`rate.NewLimiter(v/60, v)`) admits a whole
+ * minute's budget at once, 500 creates; the server setting is one value for every queue wherever it cannot be
+ * constrained per task queue (the dev server's `--dynamic-config-value`), so one burst serves all ECS queues and it
+ * is the smallest budget of a queued action, 400 (DetachNetworkInterface, the IP actions, TagResources): never more
+ * than any action's budget, 4/5 of Terway's for creates and attaches (docs/decisions.md, "One ECS budget for the
+ * cluster").
  */
-export const DEFAULT_ECS_BURST = 100;
+export const DEFAULT_ECS_BURST = Math.min(...QUEUED_ECS_APIS.map((api) => DEFAULT_CALLS_PER_MINUTE[api]));
 
 /**
  * The server setting that gives each ECS queue a burst of `burst` calls: `matching.minTaskThrottlingBurstSize`, per
- * partition, so the burst divided by the partitions, rounded up.
+ * partition, so the burst divided by the partitions, rounded down (never more than the burst the workers declare).
  */
 export function serverMinBurstSize(burst: number, partitions = TEMPORAL_DEFAULT_PARTITIONS): number {
-  return Math.max(1, Math.ceil(burst / partitions));
+  return Math.max(1, Math.floor(burst / partitions));
 }
 
 /**
- * The queue rate that keeps a budget in every minute, burst included: `(budget − burst) / 60` per second, the burst
- * being at least what the server admits by default ({@link SERVER_LIMITER_BURST}). A burst larger than half the
- * budget is a configuration error (see {@link burstProblems}); for a budget too small for the default burst the rate
- * is never below half the budget (its first minute may then exceed by the burst).
+ * An action's queue rate: its budget per second, `v / 60`, Terway's refill. With a burst `b ≤ v` on top, the worst
+ * 60-second window holds `b + v ≤ 2v` calls, as Terway's own (`v + v`); a sustained demand gets `v` a minute.
  */
-export function queueRatePerSecond(callsPerMinute: number, burst = SERVER_LIMITER_BURST): number {
-  return Math.max(callsPerMinute - Math.max(burst, SERVER_LIMITER_BURST), callsPerMinute / 2) / 60;
+export function queueRatePerSecond(callsPerMinute: number): number {
+  return callsPerMinute / 60;
 }
 
 /**
- * The actions whose budget is too small for the burst: a burst must leave at least half of each budget to the
- * steady rate (else a minute would hold more calls than the budget, or almost no calls after the burst).
+ * The most calls of an action any 60-second window can hold: the burst the server admits at once plus a minute at
+ * the queue's rate (for Terway's bucket, `v + v`).
+ */
+export function worstMinute(input: { callsPerMinute: number; burst: number }): number {
+  return input.burst + input.callsPerMinute;
+}
+
+/**
+ * The actions whose budget is smaller than the burst: a burst is at most one minute's budget of every queued action
+ * (Terway's bucket is exactly one minute's), so no window holds more than twice the budget.
  */
 export function burstProblems(input: {
   burst: number;
   callsPerMinute: Readonly<Record<EcsApiName, number>>;
   source: string;
 }): string[] {
-  const tooSmall = QUEUED_ECS_APIS.filter((api) => input.burst > input.callsPerMinute[api] / 2);
+  const tooSmall = QUEUED_ECS_APIS.filter((api) => input.burst > input.callsPerMinute[api]);
   if (tooSmall.length === 0) return [];
   const budgets = tooSmall.map((api) => `${api} ${input.callsPerMinute[api]}`).join(', ');
   return [
-    `${input.source} ${input.burst} is more than half the budget of ${budgets} per minute: lower ${input.source} ` +
+    `${input.source} ${input.burst} is more than the budget of ${budgets} per minute: lower ${input.source} ` +
       "(and the Temporal server's matching.minTaskThrottlingBurstSize on those queues) or raise the budget",
   ];
 }

@@ -105,7 +105,7 @@ export interface EniflowWorkerDeps {
   vSwitches?: VSwitchCache;
   /** The cluster's ECS budget per action (calls per minute; default Terway's): each action queue's server-side rate. */
   callsPerMinute?: Readonly<Record<EcsApiName, number>>;
-  /** Calls the Temporal server lets through at once on each ECS queue (default: the default server's, about 10). */
+  /** Calls the Temporal server lets through at once on each ECS queue (default `DEFAULT_ECS_BURST`): their slots. */
   ecsBurst?: number;
 }
 

@@ -2,6 +2,7 @@ import { Worker } from '@temporalio/worker';
 import type { State, WorkerOptions, WorkerStatus } from '@temporalio/worker';
 
 import {
+  DEFAULT_ECS_BURST,
   ECS_ACTIVITY_APIS,
   ecsTaskQueue,
   LOCAL_ECS_ACTIVITIES,
@@ -18,8 +19,13 @@ export interface QueueActivities {
   activities: ActivityFunctions;
   /** The action whose budget this queue enforces; absent for the workflows' own queue. */
   api?: EcsApiName;
-  /** The server-side dispatch rate of the queue across all workers (the budget per second, less the burst). */
+  /** The server-side dispatch rate of the queue across all workers (the budget per second). */
   maxTaskQueueActivitiesPerSecond?: number;
+  /**
+   * Activities of this queue the worker runs at once, at least: the burst, so a burst the server admits at once is
+   * also called at once (ECS activities are awaited I/O; a slot costs a promise and a socket, not a thread).
+   */
+  minSlots?: number;
 }
 
 /**
@@ -32,7 +38,7 @@ export function routeActivities(input: {
   taskQueue: string;
   activities: ActivityFunctions;
   callsPerMinute: Readonly<Record<EcsApiName, number>>;
-  /** Calls the server lets through at once on each ECS queue (`ENIFLOW_ECS_BURST`); the rate leaves room for it. */
+  /** Calls the server lets through at once on each ECS queue (`ENIFLOW_ECS_BURST`): each worker runs that many. */
   burst?: number;
   ecsActivityNames?: readonly string[];
 }): QueueActivities[] {
@@ -53,7 +59,8 @@ export function routeActivities(input: {
         taskQueue: ecsTaskQueue(input.taskQueue, api),
         activities: {},
         api,
-        maxTaskQueueActivitiesPerSecond: queueRatePerSecond(input.callsPerMinute[api], input.burst),
+        maxTaskQueueActivitiesPerSecond: queueRatePerSecond(input.callsPerMinute[api]),
+        minSlots: input.burst ?? DEFAULT_ECS_BURST,
       },
     ]),
   );
@@ -97,8 +104,16 @@ export class WorkerGroup {
             ? {}
             : {
                 maxTaskQueueActivitiesPerSecond: queue.maxTaskQueueActivitiesPerSecond,
-                // The server paces dispatch to a few tasks a second: two pollers keep up.
+                // The server paces dispatch to a few tasks a second, its burst aside: two pollers keep up.
                 maxConcurrentActivityTaskPolls: 2,
+              }),
+          ...(queue.minSlots === undefined
+            ? {}
+            : {
+                maxConcurrentActivityTaskExecutions: Math.max(
+                  queue.minSlots,
+                  input.common.maxConcurrentActivityTaskExecutions ?? 0,
+                ),
               }),
         }),
       );

@@ -1,12 +1,19 @@
 /**
  * When `waitEniStatus` describes an ENI it waits on to be `InUse` (an attach under way). An attach takes a few
- * seconds and a describe before it is done is a wasted call, so the first describe comes when attaches have lately
- * been done, as this worker process learned it, and the next ones soon after, growing.
+ * seconds and a describe before it is done is a wasted call, so the first describe comes when an attach is expected
+ * to be done, and the next ones soon after, growing.
  *
- * The learning: a first describe that finds the attach done moves the next first describe 2 % earlier (the attach
- * might have been done sooner); one that does not moves it to when the attach was seen done. The first describe so
- * hovers just above the cloud's attach time: about one describe per attach, the answer within a few hundred
- * milliseconds of the attach being done. Terway's first look is fixed at 3 s, then 3 s × 1.5.
+ * The expected time starts at the poll interval (`ENI_POLL_INTERVAL_MS`, 3 s by default: Terway's fixed first look,
+ * after the cloud's usual 2–3 s attach), so a new process describes once per attach from its first one. Then this
+ * worker process learns it: a first describe that finds the attach done moves the next first describe 2 % earlier
+ * (the attach might have been done sooner), once per guess, however many attaches in flight found it with that
+ * guess (a burst of 80 hits is one piece of evidence, not 80 steps down); one that does not moves it to when the
+ * attach was seen done. The first describe so hovers just above the cloud's attach time: about one describe per
+ * attach, the answer within a few hundred milliseconds of the attach being done.
+ *
+ * Not carried across processes: it would need a write outside the process (a ConfigMap, or workflow history) for a
+ * value that one slow attach relearns, and a restarted worker starting at the interval pays at most one late look
+ * (never an extra describe) for an attach faster than the interval.
  */
 
 /** How much earlier the next first describe comes after one that found the attach done. */
@@ -18,12 +25,12 @@ export class AttachPollSchedule {
   private readonly maxMs: number;
   private estimateMs: number;
 
-  /** `pollMs`: the configured poll interval (`ENI_POLL_INTERVAL_MS`); the first guess is two thirds of it. */
+  /** `pollMs`: the configured poll interval (`ENI_POLL_INTERVAL_MS`), the first guess. */
   constructor(pollMs: number) {
     this.pollMs = pollMs;
     this.minMs = Math.round(pollMs / 3);
     this.maxMs = pollMs * 3;
-    this.estimateMs = Math.round((pollMs * 2) / 3);
+    this.estimateMs = pollMs;
   }
 
   /** How long after the attach call the first describe comes. */
@@ -39,9 +46,17 @@ export class AttachPollSchedule {
     return Math.min(this.pollMs, Math.round((this.pollMs / 6) * 1.5 ** Math.max(0, describes - 1)));
   }
 
-  /** An attach seen done by describe number `describes`, `elapsedMs` after its first describe was scheduled to wait. */
-  observe(input: { describes: number; elapsedMs: number }): void {
-    const next = input.describes <= 1 ? this.estimateMs * (1 - EARLIER_AFTER_HIT) : input.elapsedMs;
-    this.estimateMs = Math.min(this.maxMs, Math.max(this.minMs, next));
+  /**
+   * An attach seen done by describe number `describes` (1: the first found it), `elapsedMs` after its first
+   * describe was scheduled to wait, the first describe having waited `firstPollMs` (what {@link firstPollMs} said).
+   */
+  observe(input: { describes: number; elapsedMs: number; firstPollMs: number }): void {
+    if (input.describes <= 1) {
+      // A hit with an older guess says nothing about the current one.
+      if (input.firstPollMs !== this.firstPollMs()) return;
+      this.estimateMs = Math.max(this.minMs, this.estimateMs * (1 - EARLIER_AFTER_HIT));
+      return;
+    }
+    this.estimateMs = Math.min(this.maxMs, Math.max(this.minMs, input.elapsedMs));
   }
 }

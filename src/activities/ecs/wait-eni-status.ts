@@ -44,8 +44,9 @@ export function createWaitEniStatus(deps: {
     const attaching = input.status === 'InUse';
     const before = waitProgressOf(activityInfo().heartbeatDetails);
     const startedMs = attempt === 1 ? Date.now() : before.startedMs;
-    // An attach is never done at once: the first describe waits for when attaches have lately been done.
-    if (attaching && attempt === 1) await sleep(attachPolls.firstPollMs());
+    // An attach is never done at once: the first describe waits for when an attach is expected to be done.
+    const firstPollMs = attachPolls.firstPollMs();
+    if (attaching && attempt === 1) await sleep(firstPollMs);
     const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
     const describes = before.describes + 1;
     const eni = enis?.[0];
@@ -54,7 +55,8 @@ export function createWaitEniStatus(deps: {
       throw ApplicationFailure.nonRetryable(`ENI ${input.eniId} does not exist`, 'EcsNotFound');
     }
     if (eni.status === input.status) {
-      if (attaching && startedMs !== undefined) attachPolls.observe({ describes, elapsedMs: Date.now() - startedMs });
+      if (attaching && startedMs !== undefined)
+        attachPolls.observe({ describes, elapsedMs: Date.now() - startedMs, firstPollMs });
       return eni.status;
     }
     const progress: WaitProgress = {

@@ -5,14 +5,35 @@ import { AttachPollSchedule } from '../../../src/activities/ecs/attach-polls.js'
 
 /** Waits for one attach that takes `attachMs` as waitEniStatus does; returns its describes and when it saw it done. */
 function waitForAttach(schedule: AttachPollSchedule, attachMs: number): { describes: number; seenMs: number } {
-  let atMs = schedule.firstPollMs();
+  const seen = describeUntilDone(schedule, attachMs, schedule.firstPollMs());
+  schedule.observe(seen);
+  return seen;
+}
+
+/** The describes of one attach whose first describe waited `firstPollMs`, without telling the schedule yet. */
+function describeUntilDone(
+  schedule: AttachPollSchedule,
+  attachMs: number,
+  firstPollMs: number,
+): { describes: number; seenMs: number; elapsedMs: number; firstPollMs: number } {
+  let atMs = firstPollMs;
   let describes = 1;
   while (atMs < attachMs) {
     atMs += schedule.nextPollMs(describes);
     describes += 1;
   }
-  schedule.observe({ describes, elapsedMs: atMs });
-  return { describes, seenMs: atMs };
+  return { describes, seenMs: atMs, elapsedMs: atMs, firstPollMs };
+}
+
+/**
+ * `count` attaches of `attachMs` started together (a scale-out): all take the same first guess, and the schedule
+ * hears of them only as they are seen done. Returns the describes each took.
+ */
+function waitForBurst(schedule: AttachPollSchedule, attachMs: number, count: number): number[] {
+  const firstPollMs = schedule.firstPollMs();
+  const seen = Array.from({ length: count }, () => describeUntilDone(schedule, attachMs, firstPollMs));
+  for (const one of seen) schedule.observe(one);
+  return seen.map((one) => one.describes);
 }
 
 /** The mean describes per attach and the mean time from done to seen, over `count` attaches after a warm-up. */
@@ -30,9 +51,39 @@ function steadyState(attachMs: number, count = 200): { describes: number; lateMs
 }
 
 describe('attach poll schedule', () => {
-  it('starts at two thirds of the poll interval', () => {
-    assert.equal(new AttachPollSchedule(3_000).firstPollMs(), 2_000);
-    assert.equal(new AttachPollSchedule(30).firstPollMs(), 20);
+  it("starts at the poll interval: Terway's fixed 3 s by default", () => {
+    assert.equal(new AttachPollSchedule(3_000).firstPollMs(), 3_000);
+    assert.equal(new AttachPollSchedule(30).firstPollMs(), 30);
+  });
+
+  // Issue 29: the first guess was two thirds of the interval (2 s), so every first describe of a 2.5 s attach missed.
+  const firstAttaches = [
+    { attachMs: 1_200, describes: 1 },
+    { attachMs: 2_500, describes: 1 },
+    { attachMs: 3_000, describes: 1 },
+    { attachMs: 3_200, describes: 2 },
+  ];
+  for (const { attachMs, describes } of firstAttaches) {
+    it(`a new process finds a ${attachMs} ms attach with ${describes} describe(s)`, () => {
+      assert.equal(waitForAttach(new AttachPollSchedule(3_000), attachMs).describes, describes);
+    });
+  }
+
+  it('a burst of 2.5 s attaches started together is found by each first describe, wave after wave', () => {
+    const schedule = new AttachPollSchedule(3_000);
+    for (let wave = 0; wave < 5; wave += 1) {
+      const describes = waitForBurst(schedule, 2_500, 80);
+      assert.deepEqual(new Set(describes), new Set([1]), `wave ${wave}: ${describes.join(',')}`);
+    }
+    // Eighty hits with one guess are one step down, not eighty.
+    assert.equal(schedule.firstPollMs(), Math.round(3_000 * 0.98 ** 5));
+  });
+
+  it('a hit with an older guess does not move the current one', () => {
+    const schedule = new AttachPollSchedule(3_000);
+    schedule.observe({ describes: 2, elapsedMs: 2_600, firstPollMs: 3_000 });
+    schedule.observe({ describes: 1, elapsedMs: 3_000, firstPollMs: 3_000 });
+    assert.equal(schedule.firstPollMs(), 2_600);
   });
 
   it('polls again soon after a miss, half as long again each time, up to the interval', () => {
@@ -45,22 +96,24 @@ describe('attach poll schedule', () => {
 
   it('a miss moves the first describe to when the attach was seen done', () => {
     const schedule = new AttachPollSchedule(3_000);
-    schedule.observe({ describes: 2, elapsedMs: 2_600 });
+    schedule.observe({ describes: 2, elapsedMs: 2_600, firstPollMs: 3_000 });
     assert.equal(schedule.firstPollMs(), 2_600);
   });
 
   it('a hit moves it 2 % earlier', () => {
     const schedule = new AttachPollSchedule(3_000);
-    schedule.observe({ describes: 1, elapsedMs: 2_000 });
-    assert.equal(schedule.firstPollMs(), 1_960);
+    schedule.observe({ describes: 1, elapsedMs: 3_000, firstPollMs: 3_000 });
+    assert.equal(schedule.firstPollMs(), 2_940);
   });
 
   it('stays between a third of the interval and three intervals', () => {
     const fast = new AttachPollSchedule(3_000);
-    for (let index = 0; index < 200; index += 1) fast.observe({ describes: 1, elapsedMs: 0 });
+    for (let index = 0; index < 200; index += 1) {
+      fast.observe({ describes: 1, elapsedMs: 0, firstPollMs: fast.firstPollMs() });
+    }
     assert.equal(fast.firstPollMs(), 1_000);
     const slow = new AttachPollSchedule(3_000);
-    slow.observe({ describes: 9, elapsedMs: 60_000 });
+    slow.observe({ describes: 9, elapsedMs: 60_000, firstPollMs: 3_000 });
     assert.equal(slow.firstPollMs(), 9_000);
   });
 
@@ -77,9 +130,4 @@ describe('attach poll schedule', () => {
       assert.ok(steady.lateMs <= maxLateMs, `seen ${steady.lateMs} ms after done`);
     });
   }
-
-  it('the fixed first guess alone would take two describes for a 2.5 s attach', () => {
-    const schedule = new AttachPollSchedule(3_000);
-    assert.equal(waitForAttach(schedule, 2_500).describes, 2);
-  });
 });

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 
 import { createEcsActivities } from '../../../src/activities/ecs-activities.js';
 import { ecsApplicationFailure } from '../../../src/activities/ecs/ecs-application-failure.js';
+import { classifyEcsError } from '../../../src/activities/ecs/ecs-errors.js';
 import type { EcsApi } from '../../../src/activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../../../src/activities/ecs/vswitch-cache.js';
 import { ConfigError, loadWorkerConfig } from '../../../src/config.js';
@@ -24,7 +25,9 @@ import {
   UNUSED_TERWAY_APIS,
   queueRatePerSecond,
   serverMinBurstSize,
+  worstMinute,
 } from '../../../src/shared/ecs-budget.js';
+import { ACTIVITY_POLICIES } from '../../../src/workflows/activity-policies.js';
 import { routeActivities } from '../../../src/worker/worker-group.js';
 
 describe('parseCallsPerMinute', () => {
@@ -101,19 +104,50 @@ describe('ENIFLOW_ECS_RATE_LIMIT', () => {
     assert.equal(config.ecs.callsPerMinute.AttachNetworkInterface, 500);
     assert.equal(config.ecs.burst, 20);
   });
-  it('defaults the burst to what the shipped server settings give, a quarter of the smallest budget', () => {
+  it('defaults the burst to the smallest budget of a queued action, what the shipped server settings give', () => {
     assert.equal(loadWorkerConfig(env).ecs.burst, DEFAULT_ECS_BURST);
-    assert.equal(DEFAULT_ECS_BURST, Math.min(...QUEUED_ECS_APIS.map((api) => DEFAULT_CALLS_PER_MINUTE[api])) / 4);
+    assert.equal(DEFAULT_ECS_BURST, 400);
+    assert.equal(DEFAULT_ECS_BURST, Math.min(...QUEUED_ECS_APIS.map((api) => DEFAULT_CALLS_PER_MINUTE[api])));
   });
-  it('refuses a burst larger than half a budget, naming the actions', () => {
+  it("admits at once at least 250 creates and attaches (Terway: 500), and never more than an action's budget", () => {
+    for (const api of ['CreateNetworkInterface', 'AttachNetworkInterface'] as const) {
+      assert.ok(DEFAULT_ECS_BURST >= 250, `${api}: ${DEFAULT_ECS_BURST} at once`);
+    }
+    for (const api of QUEUED_ECS_APIS) {
+      assert.ok(DEFAULT_ECS_BURST <= DEFAULT_CALLS_PER_MINUTE[api], `${api}: burst within its budget`);
+      // Terway's bucket: v at once plus v a minute; ours never holds more in any 60-s window.
+      const budget = DEFAULT_CALLS_PER_MINUTE[api];
+      assert.ok(worstMinute({ callsPerMinute: budget, burst: DEFAULT_ECS_BURST }) <= 2 * budget, api);
+    }
+  });
+  it('a burst up to the budget is accepted (Terway: exactly one minute)', () => {
+    const config = loadWorkerConfig({
+      ...env,
+      ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 400}',
+      ENIFLOW_ECS_BURST: '400',
+    });
+    assert.equal(config.ecs.burst, 400);
+  });
+  it('refuses a burst larger than a budget, naming the actions', () => {
     assert.throws(
-      () => loadWorkerConfig({ ...env, ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 60}' }),
+      () =>
+        loadWorkerConfig({ ...env, ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 60, "DescribeVSwitches": 1}' }),
       (error: unknown) =>
         error instanceof ConfigError &&
         error.problems.length === 1 &&
         (error.problems[0] ?? '').includes(
-          'ENIFLOW_ECS_BURST 100 is more than half the budget of CreateNetworkInterface 60 per minute',
+          'ENIFLOW_ECS_BURST 400 is more than the budget of CreateNetworkInterface 60 per minute:',
         ),
+    );
+    assert.throws(
+      () =>
+        loadWorkerConfig({ ...env, ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 60}', ENIFLOW_ECS_BURST: '61' }),
+      /ENIFLOW_ECS_BURST 61 is more than the budget of CreateNetworkInterface 60/,
+    );
+    assert.equal(
+      loadWorkerConfig({ ...env, ENIFLOW_ECS_RATE_LIMIT: '{"CreateNetworkInterface": 60}', ENIFLOW_ECS_BURST: '60' })
+        .ecs.burst,
+      60,
     );
     assert.throws(() => loadWorkerConfig({ ...env, ENIFLOW_ECS_BURST: '0' }), /ENIFLOW_ECS_BURST must be a positive/);
   });
@@ -158,7 +192,8 @@ describe('routing ECS activities to their budget queues', () => {
     );
     const create = ecs.find((queue) => queue.api === 'CreateNetworkInterface');
     assert.equal(create?.taskQueue, 'eniflow-ecs-CreateNetworkInterface');
-    assert.equal(create?.maxTaskQueueActivitiesPerSecond, 50 / 60, 'the server burst kept inside the minute');
+    assert.equal(create?.maxTaskQueueActivitiesPerSecond, 1, "the budget per second, Terway's refill");
+    assert.equal(create?.minSlots, DEFAULT_ECS_BURST, 'a worker runs a whole burst at once');
     assert.deepEqual(Object.keys(create?.activities ?? {}), ['createEni']);
     const describe = ecs.find((queue) => queue.api === 'DescribeNetworkInterfaces');
     assert.deepEqual(Object.keys(describe?.activities ?? {}).sort(), [
@@ -168,7 +203,8 @@ describe('routing ECS activities to their budget queues', () => {
       'listEniflowEnis',
       'waitEniStatus',
     ]);
-    assert.equal(describe?.maxTaskQueueActivitiesPerSecond, 790 / 60);
+    assert.equal(describe?.maxTaskQueueActivitiesPerSecond, 800 / 60);
+    assert.equal(main?.minSlots, undefined, "the workflow queue keeps the worker's own limit");
   });
 
   it('runs the prefix activities on the queues (and budgets) of the address activities: same OpenAPI actions', () => {
@@ -199,20 +235,23 @@ describe('routing ECS activities to their budget queues', () => {
     );
   });
 
-  it('keeps the server burst inside the minute, and never halves a budget', () => {
-    assert.equal(queueRatePerSecond(500), 490 / 60);
-    assert.equal(queueRatePerSecond(60), 50 / 60);
-    assert.equal(queueRatePerSecond(12), 6 / 60);
-    // A configured burst is taken out of the minute; one below the default server's is not trusted.
-    assert.equal(queueRatePerSecond(500, 100), 400 / 60);
-    assert.equal(queueRatePerSecond(60, 20), 40 / 60);
-    assert.equal(queueRatePerSecond(500, 2), 490 / 60);
+  it("refills at the budget per second, Terway's v/60", () => {
+    assert.equal(queueRatePerSecond(500), 500 / 60);
+    assert.equal(queueRatePerSecond(60), 1);
+    assert.equal(queueRatePerSecond(12), 12 / 60);
   });
 
-  it('sets the ECS queues burst per partition, rounded up', () => {
+  it('bounds a 60-s window by the burst plus the budget: twice the budget at most, as Terway', () => {
+    assert.equal(worstMinute({ callsPerMinute: 500, burst: 400 }), 900);
+    assert.equal(worstMinute({ callsPerMinute: 400, burst: 400 }), 800);
+    assert.equal(worstMinute({ callsPerMinute: 60, burst: 60 }), 120);
+  });
+
+  it('sets the ECS queues burst per partition, rounded down (never more than declared)', () => {
+    assert.equal(serverMinBurstSize(400), 100);
     assert.equal(serverMinBurstSize(100), 25);
-    assert.equal(serverMinBurstSize(20), 5);
-    assert.equal(serverMinBurstSize(10, 3), 4);
+    assert.equal(serverMinBurstSize(250), 62);
+    assert.equal(serverMinBurstSize(10, 3), 3);
     assert.equal(serverMinBurstSize(1), 1);
   });
 
@@ -220,17 +259,38 @@ describe('routing ECS activities to their budget queues', () => {
     const yaml = readFileSync(new URL('../../../temporal/dynamicconfig/development-sql.yaml', import.meta.url), 'utf8');
     const value = /^matching\.minTaskThrottlingBurstSize:\n\s+- value: (\d+)/m.exec(yaml)?.[1];
     assert.equal(Number(value), serverMinBurstSize(DEFAULT_ECS_BURST));
+    assert.equal(Number(value) * 4, DEFAULT_ECS_BURST, 'the 4 default partitions admit the whole burst');
   });
 
-  it('routes each ECS queue at its budget less the burst', () => {
+  it('routes each ECS queue at its budget whatever the burst, with slots for the burst', () => {
     const queues = routeActivities({
       taskQueue: 'q',
       activities: {},
       callsPerMinute: DEFAULT_CALLS_PER_MINUTE,
-      burst: 100,
+      burst: 300,
     });
     const create = queues.find((queue) => queue.api === 'CreateNetworkInterface');
-    assert.equal(create?.maxTaskQueueActivitiesPerSecond, 400 / 60);
+    assert.equal(create?.maxTaskQueueActivitiesPerSecond, 500 / 60);
+    assert.equal(create?.minSlots, 300);
+  });
+
+  it('a throttled call is retried, with jitter, by every activity policy', () => {
+    for (const code of ['Throttling', 'Throttling.User', 'Throttling.Api']) {
+      const failure = classifyEcsError({
+        operation: 'CreateNetworkInterface',
+        error: { name: 'ThrottlingError', code },
+      });
+      assert.equal(failure.type, 'EcsThrottled', code);
+      assert.equal(failure.retryable, true, code);
+      const retry = ecsApplicationFailure(failure, () => 0.5);
+      assert.equal(retry.nonRetryable, false);
+      assert.ok(retry.nextRetryDelay !== undefined, `${code}: a jittered delay, not the policy's fixed one`);
+    }
+    for (const [name, policy] of Object.entries(ACTIVITY_POLICIES)) {
+      const retry: { nonRetryableErrorTypes?: string[]; maximumAttempts?: number } = policy.retry;
+      assert.ok(!(retry.nonRetryableErrorTypes ?? []).includes('EcsThrottled'), `${name} retries a throttle`);
+      assert.ok((retry.maximumAttempts ?? Infinity) >= 2, `${name} tries more than once`);
+    }
   });
 
   it('names the queues after the workflow queue and the action', () => {
