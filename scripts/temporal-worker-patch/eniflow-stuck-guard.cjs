@@ -24,11 +24,20 @@ Object.defineProperty(exports, '__esModule', { value: true });
 exports.threadMarker = threadMarker;
 exports.whileMarked = whileMarked;
 exports.onSend = onSend;
+const { performance } = require('node:perf_hooks');
 const errors_1 = require('../errors');
 
 const SLOT_REQUEST = 0;
 const SLOT_SINCE_MS = 1;
 const IDLE = -1n;
+
+/**
+ * A clock both threads share that a wall-clock step (NTP, suspend) does not move: each thread's monotonic clock from
+ * its own origin, the origins being wall times taken when each thread started (moments apart).
+ */
+function monotonicNowMs() {
+  return Math.round(performance.timeOrigin + performance.now());
+}
 
 /** Workflow-thread side: the mark in the buffer the `init` request carried (none from an unpatched sender). */
 function threadMarker(buffer) {
@@ -37,7 +46,7 @@ function threadMarker(buffer) {
   return {
     enter(requestId) {
       // Since first, then the request: the guard reads the request first, so it never pairs one with a later since.
-      Atomics.store(slots, SLOT_SINCE_MS, BigInt(Date.now()));
+      Atomics.store(slots, SLOT_SINCE_MS, BigInt(monotonicNowMs()));
       Atomics.store(slots, SLOT_REQUEST, BigInt(requestId));
     },
     leave() {
@@ -101,7 +110,7 @@ class StuckGuard {
     }
     const requestId = Atomics.load(this.slots, SLOT_REQUEST);
     if (requestId === IDLE) return;
-    const ranMs = Date.now() - Number(Atomics.load(this.slots, SLOT_SINCE_MS));
+    const ranMs = monotonicNowMs() - Number(Atomics.load(this.slots, SLOT_SINCE_MS));
     if (ranMs < this.timeoutMs) return;
     clearInterval(this.timer);
     const input = client.requestIdToCompletion.get(requestId)?.input;

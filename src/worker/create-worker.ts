@@ -180,6 +180,10 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     },
     mainOptions: {
       ...code.option,
+      // With eniflow's SDK patch this is the stuck guard's limit, and a trip fails the whole worker (every cached node
+      // replays on the next one), not one workflow task as the SDK's per-call timeout did: so it sits far above any
+      // healthy activation (a whole 47 KB history replays in well under a second) and only a real loop reaches it.
+      isolateExecutionTimeout: '30s',
       sinks: metrics.sinks,
       maxConcurrentWorkflowTaskExecutions: deps.maxConcurrentWorkflowTasks ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
     },

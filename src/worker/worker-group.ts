@@ -90,7 +90,10 @@ export class WorkerGroup {
     mainOptions: Pick<
       WorkerOptions,
       'workflowBundle' | 'workflowsPath' | 'sinks' | 'maxConcurrentWorkflowTaskExecutions'
-    >;
+    > & {
+      // Honoured by SDK 1.24 but gone from its public type; with eniflow's SDK patch it is the stuck guard's limit.
+      isolateExecutionTimeout?: string;
+    };
   }): Promise<WorkerGroup> {
     const created: Worker[] = [];
     for (const [i, queue] of input.queues.entries()) {
