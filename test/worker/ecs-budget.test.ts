@@ -29,6 +29,29 @@ import { startChaosCluster } from '../support/chaos-cluster.js';
 import type { ChaosCluster } from '../support/chaos-cluster.js';
 
 /** When each create the emulator answered arrived (epoch ms). */
+/**
+ * A cluster whose nodes each want three ENIs as soon as their workflows run (a warm pool of more than two secondary
+ * ENIs of 15 addresses), its workers held to `budget` creates a minute with a burst of `burst`.
+ */
+async function startCreatingCluster(input: {
+  name: string;
+  nodeCount: number;
+  budget: number;
+  burst: number;
+  workerReplicas?: number;
+}): Promise<ChaosCluster> {
+  return startChaosCluster({
+    name: input.name,
+    nodeCount: input.nodeCount,
+    ...(input.workerReplicas === undefined ? {} : { workerReplicas: input.workerReplicas }),
+    workerEnv: {
+      ENIFLOW_ECS_RATE_LIMIT: JSON.stringify({ CreateNetworkInterface: input.budget }),
+      ENIFLOW_ECS_BURST: String(input.burst),
+    },
+    pool: { minPoolSize: 31, maxPoolSize: 35 },
+  });
+}
+
 async function createTimes(cluster: ChaosCluster): Promise<number[]> {
   return (await cluster.emulator.emulator.admin.calls({ action: 'CreateNetworkInterface' })).map((call) =>
     Date.parse(call.time),
@@ -81,16 +104,7 @@ describe('the cluster ECS budget', () => {
   it("lets a burst of 264 creates demanded together out faster than the budget's pace (300 a minute)", async (t) => {
     const budget = 300;
     const burst = 300;
-    const cluster = await startChaosCluster({
-      name: 'burst',
-      nodeCount: 88,
-      workerEnv: {
-        ENIFLOW_ECS_RATE_LIMIT: JSON.stringify({ CreateNetworkInterface: budget }),
-        ENIFLOW_ECS_BURST: String(burst),
-      },
-      // More than two secondary ENIs of 15 addresses: every node wants three ENIs as soon as its workflow runs.
-      pool: { minPoolSize: 31, maxPoolSize: 35 },
-    });
+    const cluster = await startCreatingCluster({ name: 'burst', nodeCount: 88, budget, burst });
     try {
       await cluster.worker.ready();
       const times = await untilCreates(cluster, 264, 240_000);
@@ -124,16 +138,7 @@ describe('the cluster ECS budget', () => {
   it('two worker replicas with a budget of 60 creates a minute and a burst of 60 make at most 120 in any minute', async (t) => {
     const budget = 60;
     const burst = 60;
-    const cluster = await startChaosCluster({
-      name: 'budget',
-      nodeCount: 45,
-      workerReplicas: 2,
-      workerEnv: {
-        ENIFLOW_ECS_RATE_LIMIT: JSON.stringify({ CreateNetworkInterface: budget }),
-        ENIFLOW_ECS_BURST: String(burst),
-      },
-      pool: { minPoolSize: 31, maxPoolSize: 35 },
-    });
+    const cluster = await startCreatingCluster({ name: 'budget', nodeCount: 45, budget, burst, workerReplicas: 2 });
     try {
       await Promise.all(cluster.workers.map((worker) => worker.ready()));
       // Past 130 creates the calls have spanned more than a minute at the queue's pace (60 at once, then 1 a second).

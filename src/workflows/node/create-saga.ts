@@ -22,7 +22,7 @@ import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
 import { attach, attachOnce, create, ecsRead, release, wait } from './activities.js';
 import { attachResultOfFailure, reportAttach } from './attach-metric.js';
 import type { OperationTracker } from './operation-tracker.js';
-import { emptyReport, stepFailure } from './step-failure.js';
+import { appendReport, emptyReport, stepFailure } from './step-failure.js';
 import type { FailedStep, StepReport } from './step-failure.js';
 
 type CreateAllocation = AllocationWithIntent & { kind: 'createEni' };
@@ -112,10 +112,7 @@ export class CreateSaga {
       allocation: { kind: 'assignIps', eniId: cloud.eniId, ...counts },
       vSwitchId: cloud.vSwitchId,
     });
-    report.outcomes.push(...filled.outcomes);
-    report.failed.push(...filled.failed);
-    report.eniErrors.push(...filled.eniErrors);
-    report.succeededCalls += filled.succeededCalls;
+    appendReport(report, filled);
   }
 
   private async createAndAttach(input: {

@@ -106,3 +106,12 @@ export interface StepReport {
 export function emptyReport(): StepReport {
   return { outcomes: [], failed: [], eniErrors: [], succeededCalls: 0 };
 }
+
+/** Adds what a later step of the same operation reported (its outcomes after `into`'s, in order) to `into`. */
+export function appendReport(into: StepReport, from: StepReport): void {
+  into.outcomes.push(...from.outcomes);
+  into.failed.push(...from.failed);
+  into.eniErrors.push(...from.eniErrors);
+  into.succeededCalls += from.succeededCalls;
+  if (into.openIntent === undefined && from.openIntent !== undefined) into.openIntent = from.openIntent;
+}
