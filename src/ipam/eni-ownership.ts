@@ -1,5 +1,5 @@
 import { holdsUsablePrefixes } from './prefix-records.js';
-import { cloneNetworkInterfaces, ipEntries, isIdle } from './eni-records.js';
+import { cloneNetworkInterfaces, ipEntries, isIdle, unorderedIpEntries } from './eni-records.js';
 import type { CloudEni } from './cloud-eni.js';
 import { sortedKeys } from './node-model.js';
 import type { EniSpec, EniTag, NetworkInterface, NetworkInterfaces } from './node-model.js';
@@ -144,7 +144,7 @@ const DELETABLE_TYPES: readonly (string | undefined)[] = ['Secondary', 'Trunk', 
 
 /** Whether any address of the ENI is bound to a pod. */
 export function hasBoundIp(eni: Readonly<NetworkInterface>): boolean {
-  return (['ipv4', 'ipv6'] as const).some((family) => ipEntries(eni, family).some((entry) => !isIdle(entry)));
+  return (['ipv4', 'ipv6'] as const).some((family) => unorderedIpEntries(eni, family).some((entry) => !isIdle(entry)));
 }
 
 export function isUnschedulable(eni: Readonly<NetworkInterface>): boolean {

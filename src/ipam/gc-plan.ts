@@ -1,4 +1,5 @@
-import { ipEntries, isIdle } from './eni-records.js';
+import { isIdle, unorderedIpEntries } from './eni-records.js';
+import { sortIps } from './ip-address.js';
 import { mayRemoveEni } from './eni-ownership.js';
 import { MAX_IPS_PER_CALL } from './eni-plan.js';
 import { sortedKeys } from './node-model.js';
@@ -34,9 +35,12 @@ export function planGc(input: { enis: Readonly<NetworkInterfaces> }): GcAction[]
     }
     if (eni.status !== 'InUse' || eni.unschedulable === true) continue;
     for (const family of ['ipv4', 'ipv6'] as const) {
-      const ips = ipEntries(eni, family)
-        .filter((entry) => entry.status === 'Deleting' && !entry.primary && isIdle(entry))
-        .map((entry) => entry.ip);
+      // Filtered before sorting: most ENIs have nothing marked, and every pass asks.
+      const ips = sortIps(
+        unorderedIpEntries(eni, family)
+          .filter((entry) => entry.status === 'Deleting' && !entry.primary && isIdle(entry))
+          .map((entry) => entry.ip),
+      );
       for (let start = 0; start < ips.length; start += MAX_IPS_PER_CALL) {
         actions.push({ kind: 'unassignIps', eniId, family, ips: ips.slice(start, start + MAX_IPS_PER_CALL) });
       }

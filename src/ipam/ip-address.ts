@@ -71,12 +71,49 @@ export function compareIps(a: string, b: string): number {
   return compareParsedIps({ text: a, ip: parseIp(a) }, { text: b, ip: parseIp(b) });
 }
 
-/** The addresses in {@link compareIps} order, each parsed once (not once per comparison). */
+/**
+ * How {@link sortIps} orders one address: IPv4 (rank 0, a plain number), IPv6 (rank 1), unparsable text (rank 2,
+ * by text). The same order as {@link compareIps}, without a BigInt per IPv4 address.
+ */
+interface SortKey {
+  rank: 0 | 1 | 2;
+  value: number | bigint;
+}
+
+/**
+ * Sort keys by address text, shared across calls: a pass sorts the same few dozen addresses of each ENI many times
+ * (the local pool, the planner, the GC), and parsing them was most of that sorting's cost. A pure function of the
+ * text, so replay is unaffected; bounded, since addresses come and go over a worker's life.
+ */
+const sortKeys = new Map<string, SortKey>();
+const SORT_KEYS_KEPT = 20_000;
+
+function sortKeyOf(text: string): SortKey {
+  let key = sortKeys.get(text);
+  if (key !== undefined) return key;
+  const ip = parseIp(text);
+  if (ip === undefined) key = { rank: 2, value: 0 };
+  else key = ip.family === 'ipv4' ? { rank: 0, value: Number(ip.value) } : { rank: 1, value: ip.value };
+  if (sortKeys.size >= SORT_KEYS_KEPT) sortKeys.clear();
+  sortKeys.set(text, key);
+  return key;
+}
+
+/** The addresses in {@link compareIps} order, each parsed at most once (not once per comparison). */
 export function sortIps(texts: readonly string[]): string[] {
   return texts
-    .map((text) => ({ text, ip: parseIp(text) }))
-    .sort(compareParsedIps)
-    .map((parsed) => parsed.text);
+    .map((text) => ({ text, key: sortKeyOf(text) }))
+    .sort(compareSortKeys)
+    .map((entry) => entry.text);
+}
+
+function compareSortKeys(
+  { text: a, key: ka }: { text: string; key: SortKey },
+  { text: b, key: kb }: { text: string; key: SortKey },
+): number {
+  if (ka.rank !== kb.rank) return ka.rank - kb.rank;
+  if (ka.rank === 2) return a < b ? -1 : a > b ? 1 : 0;
+  return ka.value < kb.value ? -1 : ka.value > kb.value ? 1 : 0;
 }
 
 function compareParsedIps(

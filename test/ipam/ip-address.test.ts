@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { compareIps, parseCidr, parseIp } from '../../src/ipam/ip-address.js';
+import { compareIps, parseCidr, parseIp, sortIps } from '../../src/ipam/ip-address.js';
 
 void describe('parseIp', () => {
   const valid: { name: string; text: string; family: 'ipv4' | 'ipv6'; value: bigint }[] = [
@@ -224,3 +224,61 @@ function canonical(text: string): string {
   const parsed = parseIp(text);
   return parsed === undefined ? `text:${text}` : `${parsed.family}:${parsed.value.toString(16)}`;
 }
+
+void describe('sortIps', () => {
+  const anyIpText = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.constantFrom(
+      '::',
+      '::1',
+      '0::1',
+      '0.0.0.0',
+      '255.255.255.255',
+      '10.0.0.1',
+      'fd00::1',
+      'FD00::1',
+      'x',
+      '1.2.3.04',
+      '',
+    ),
+    fc.string({ maxLength: 6 }),
+  );
+
+  void it('gives the order of compareIps, keeping equal addresses in input order, on every call', () => {
+    fc.assert(
+      fc.property(fc.array(anyIpText, { maxLength: 30 }), (texts) => {
+        // Array.prototype.sort is stable: equal addresses ('::1', '0::1') keep their input order in both.
+        const expected = [...texts].sort(compareIps);
+        assert.deepEqual(sortIps(texts), expected);
+        // A second call answers from the keys the first one kept: the same order.
+        assert.deepEqual(sortIps(texts), expected);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  const table: { name: string; texts: string[]; expected: string[] }[] = [
+    {
+      name: 'numeric, not text, order',
+      texts: ['10.0.0.10', '10.0.0.9', '10.0.0.100'],
+      expected: ['10.0.0.9', '10.0.0.10', '10.0.0.100'],
+    },
+    {
+      name: 'IPv4 before IPv6 before text',
+      texts: ['zz', 'fd00::1', '255.255.255.255', 'aa'],
+      expected: ['255.255.255.255', 'fd00::1', 'aa', 'zz'],
+    },
+    {
+      name: 'the top of IPv4 and of IPv6',
+      texts: ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '::', '255.255.255.255', '0.0.0.0'],
+      expected: ['0.0.0.0', '255.255.255.255', '::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+    },
+    { name: 'nothing', texts: [], expected: [] },
+  ];
+  for (const row of table) {
+    void it(row.name, () => {
+      assert.deepEqual(sortIps(row.texts), row.expected);
+    });
+  }
+});

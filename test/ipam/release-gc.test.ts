@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { countIdleIps, planGc, planPoolRelease } from '../../src/ipam/index.js';
+import {
+  countAvailable,
+  countIdleIps,
+  ipEntries,
+  isAvailable,
+  planGc,
+  planPoolRelease,
+  unorderedIpEntries,
+} from '../../src/ipam/index.js';
 import type { GcAction, NetworkInterfaces, NodeSpec } from '../../src/ipam/index.js';
 import { aSpec, anEni, anIp, dualStackSpec, enisOf, v4Range, v6Range } from './builders.js';
 
@@ -153,6 +161,24 @@ describe('planGc', () => {
       ],
     },
     {
+      name: 'marked IPs are unassigned in address order whatever the order of the CR',
+      enis: enisOf(
+        anEni('eni-1', {
+          ipv4: ['10.0.0.12', '10.0.0.3', '10.0.0.100', '10.0.0.20', '10.0.0.1'].map((ip) =>
+            anIp(ip, { status: ip === '10.0.0.20' ? 'Valid' : 'Deleting' }),
+          ),
+        }),
+      ),
+      expected: [
+        {
+          kind: 'unassignIps',
+          eniId: 'eni-1',
+          family: 'ipv4',
+          ips: ['10.0.0.1', '10.0.0.3', '10.0.0.12', '10.0.0.100'],
+        },
+      ],
+    },
+    {
       name: 'IPs a pod still holds, primary IPs and IPs of non-InUse ENIs are left alone',
       enis: enisOf(
         anEni('eni-1', {
@@ -169,5 +195,37 @@ describe('planGc', () => {
   for (const c of cases)
     it(c.name, () => {
       assert.deepEqual(planGc({ enis: c.enis }), c.expected);
+    });
+});
+
+describe('countAvailable and unorderedIpEntries', () => {
+  const eni = anEni('eni-1', {
+    ipv4: [
+      anIp('10.0.0.9'),
+      anIp('10.0.0.10', { pod: 'ns/a' }),
+      anIp('10.0.0.11', { status: 'Deleting' }),
+      anIp('10.0.0.12', { status: 'Invalid' }),
+      anIp('10.0.0.2', { primary: true }),
+    ],
+  });
+  const cases: { name: string; family: 'ipv4' | 'ipv6'; available: number; entries: string[] }[] = [
+    {
+      name: 'idle Valid addresses count, the primary included',
+      family: 'ipv4',
+      available: 2,
+      entries: ['10.0.0.10', '10.0.0.11', '10.0.0.12', '10.0.0.2', '10.0.0.9'],
+    },
+    { name: 'a family the ENI has none of', family: 'ipv6', available: 0, entries: [] },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      assert.equal(countAvailable(eni, c.family), c.available);
+      assert.equal(countAvailable(eni, c.family), ipEntries(eni, c.family).filter(isAvailable).length);
+      assert.deepEqual(
+        unorderedIpEntries(eni, c.family)
+          .map((entry) => entry.ip)
+          .sort(),
+        c.entries,
+      );
     });
 });

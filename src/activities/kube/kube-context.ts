@@ -3,6 +3,8 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { ConfigurationOptions, KubeConfig } from '@kubernetes/client-node';
 
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../../ipam/index.js';
+import { kubeJsonRequest } from '../../kube/kube-json.js';
+import type { KubeJsonRequest } from '../../kube/kube-json.js';
 import { deadlineOptions, KUBE_REQUEST_TIMEOUT_MS } from '../../kube-request.js';
 import type { Logger } from '../../logger.js';
 import { activityLogger } from '../activity-log.js';
@@ -50,6 +52,16 @@ export interface KubeContext {
   readonly crRef: (name: string) => { group: string; version: string; plural: string; name: string };
   /** The Node CR as stored, or undefined when it does not exist. */
   readonly getCr: (name: string) => Promise<RawObject | undefined>;
+  /**
+   * Replaces the Node CR's status subresource with `body` (the whole object; its resourceVersion is the precondition)
+   * and answers the object as written. Errors are client-node's `ApiException`s (see {@link statusOf}).
+   */
+  readonly replaceCrStatus: (name: string, body: RawObject) => Promise<RawObject>;
+}
+
+/** The Node CR's API path (names escaped as client-node escapes them). */
+function crPath(name: string, subresource = ''): string {
+  return `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}/${encodeURIComponent(name)}${subresource}`;
 }
 
 export function createKubeContext(deps: KubeActivityDeps): KubeContext {
@@ -59,6 +71,27 @@ export function createKubeContext(deps: KubeActivityDeps): KubeContext {
   const call = (options?: ConfigurationOptions): ConfigurationOptions =>
     deadlineOptions({ timeoutMs, signal: cancellationSignal() }, options);
   const crRef = (name: string) => ({ group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL, name });
+  // The Node CR's read and status write run in every pass: a lean request (kube-json.ts), traced under the names
+  // client-node's methods would have.
+  const crRequest = async (method: string, name: string, request: Omit<KubeJsonRequest, 'signal'>) => {
+    const run = async () =>
+      kubeJsonRequest(deps.kubeConfig, {
+        ...request,
+        signal: AbortSignal.any([cancellationSignal(), AbortSignal.timeout(timeoutMs)]),
+      }) as Promise<RawObject>;
+    const tracer = deps.tracer;
+    if (tracer === undefined) return run();
+    const attributes = { 'k8s.method': method, 'k8s.resource': NODE_CR_PLURAL, 'k8s.object.name': name };
+    return tracer({ name: `Kubernetes ${method}`, attributes }, async (annotate) => {
+      try {
+        return await run();
+      } catch (error) {
+        const code = statusOf(error);
+        if (code !== undefined) annotate({ 'http.response.status_code': code });
+        throw error;
+      }
+    });
+  };
   return {
     deps,
     core,
@@ -68,11 +101,13 @@ export function createKubeContext(deps: KubeActivityDeps): KubeContext {
     crRef,
     getCr: async (name) => {
       try {
-        return (await custom.getClusterCustomObject(crRef(name), call())) as RawObject;
+        return await crRequest('getClusterCustomObject', name, { method: 'GET', path: crPath(name) });
       } catch (error) {
         if (statusOf(error) === 404) return undefined;
         throw kubeFailure(error, `get Node CR ${name}`);
       }
     },
+    replaceCrStatus: async (name, body) =>
+      crRequest('replaceClusterCustomObjectStatus', name, { method: 'PUT', path: crPath(name, '/status'), body }),
   };
 }

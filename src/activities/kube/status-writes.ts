@@ -17,7 +17,7 @@ import { createPodIpReadyReporter } from './pod-ip-ready.js';
 
 /** The writes to the Node CR: its status (in full or as changes) and, on deletion, this controller's finalizer. */
 export function createStatusWrites(ctx: KubeContext) {
-  const { deps, custom, call, logFor, crRef, getCr } = ctx;
+  const { deps, custom, call, logFor, crRef, getCr, replaceCrStatus } = ctx;
   const reportReadyPods = createPodIpReadyReporter(ctx);
 
   /** Writes the status `build` makes of the CR as it is now, retrying on conflicts (see `writeNodeStatus`). */
@@ -55,13 +55,7 @@ export function createStatusWrites(ctx: KubeContext) {
       await deps.beforeStatusReplace?.(attempt);
       let written: RawObject;
       try {
-        written = (await custom.replaceClusterCustomObjectStatus(
-          {
-            ...crRef(input.nodeName),
-            body: { ...raw, status },
-          },
-          call(),
-        )) as RawObject;
+        written = await replaceCrStatus(input.nodeName, { ...raw, status });
       } catch (error) {
         if (statusOf(error) === 409 && attempt < maxConflicts) {
           log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
