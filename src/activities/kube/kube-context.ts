@@ -2,6 +2,8 @@ import { cancellationSignal } from '@temporalio/activity';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { ConfigurationOptions, KubeConfig } from '@kubernetes/client-node';
 
+import type { NodeCrValidation } from '../../ipam/index.js';
+
 import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../../ipam/index.js';
 import { kubeJsonRequest } from '../../kube/kube-json.js';
 import type { KubeJsonRequest } from '../../kube/kube-json.js';
@@ -9,6 +11,7 @@ import { deadlineOptions, KUBE_REQUEST_TIMEOUT_MS } from '../../kube-request.js'
 import type { Logger } from '../../logger.js';
 import { activityLogger } from '../activity-log.js';
 import type { CallTracer } from '../call-tracer.js';
+import { NodeCrValidations } from './cr-validations.js';
 import type { NodeReadCache } from '../node-read-cache.js';
 import { kubeFailure, statusOf } from './kube-failures.js';
 import { tracedApi } from './kube-tracing.js';
@@ -57,6 +60,8 @@ export interface KubeContext {
    * and answers the object as written. Errors are client-node's `ApiException`s (see {@link statusOf}).
    */
   readonly replaceCrStatus: (name: string, body: RawObject) => Promise<RawObject>;
+  /** Validates a Node CR, once per resourceVersion (a pass's read and its write's re-read share it). */
+  readonly validateCr: (raw: RawObject) => NodeCrValidation;
 }
 
 /** The Node CR's API path (names escaped as client-node escapes them). */
@@ -92,6 +97,7 @@ export function createKubeContext(deps: KubeActivityDeps): KubeContext {
       }
     });
   };
+  const validations = new NodeCrValidations();
   return {
     deps,
     core,
@@ -107,6 +113,7 @@ export function createKubeContext(deps: KubeActivityDeps): KubeContext {
         throw kubeFailure(error, `get Node CR ${name}`);
       }
     },
+    validateCr: (raw) => validations.validate(raw),
     replaceCrStatus: async (name, body) =>
       crRequest('replaceClusterCustomObjectStatus', name, { method: 'PUT', path: crPath(name, '/status'), body }),
   };

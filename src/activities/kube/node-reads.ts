@@ -20,7 +20,7 @@ const NODE_RUNTIME_PLURAL = 'noderuntimes';
 
 /** The reads of a pass: the node's world (live, or from the worker's read cache), and the ENIs every CR lists. */
 export function createNodeReads(ctx: KubeContext) {
-  const { deps, core, custom, call, logFor, getCr } = ctx;
+  const { deps, core, custom, call, logFor, getCr, validateCr } = ctx;
 
   /**
    * Reads the node live: the pods from the apiserver's watch cache (`resourceVersion: "0"`), or from etcd when
@@ -29,7 +29,7 @@ export function createNodeReads(ctx: KubeContext) {
   async function readLive(input: { nodeName: string }, options: { consistent?: boolean } = {}): Promise<NodeSnapshot> {
     const snapshot: NodeSnapshot = { nodeName: input.nodeName, pods: [] };
     const raw = await getCr(input.nodeName);
-    if (raw !== undefined) snapshot.cr = crSnapshotOf(raw);
+    if (raw !== undefined) snapshot.cr = crSnapshotOf(raw, validateCr);
     try {
       const pods = await core.listPodForAllNamespaces(
         {
@@ -87,7 +87,7 @@ export function createNodeReads(ctx: KubeContext) {
     // the CR's absence, so absence is confirmed live (one GET, for a new node or a deleted one, never per pass).
     // At 200 new nodes the cache was seconds behind the watcher, and two nodes' workflows ended before their CRs came.
     const cr = cached.cr ?? (await getCr(input.nodeName));
-    if (cr !== undefined) snapshot.cr = crSnapshotOf(cr);
+    if (cr !== undefined) snapshot.cr = crSnapshotOf(cr, validateCr);
     if (cached.coreNode !== undefined) snapshot.coreNode = cached.coreNode;
     await readRuntimeInto(snapshot, cr);
     return snapshot;

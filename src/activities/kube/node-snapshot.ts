@@ -125,12 +125,18 @@ export function coreNodeSnapshot(node: V1Node): NonNullable<NodeSnapshot['coreNo
   return snapshot;
 }
 
-/** The Node CR as the snapshot holds it: validated, with the metadata the workflow decides on. */
-export function crSnapshotOf(raw: RawObject): NonNullable<NodeSnapshot['cr']> {
+/**
+ * The Node CR as the snapshot holds it: validated (by `validate`, e.g. a {@link NodeCrValidations} that keeps the
+ * result per resourceVersion), with the metadata the workflow decides on.
+ */
+export function crSnapshotOf(
+  raw: RawObject,
+  validate: (raw: RawObject) => NodeCrValidation = validateNodeCr,
+): NonNullable<NodeSnapshot['cr']> {
   const metadata = raw.metadata ?? {};
   const finalizers = Array.isArray(metadata['finalizers']) ? (metadata['finalizers'] as unknown[]) : [];
   return {
-    validation: validateNodeCr(raw),
+    validation: validate(raw),
     resourceVersion: typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : '',
     uid: typeof metadata['uid'] === 'string' ? metadata['uid'] : '',
     isDeleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,

@@ -7,7 +7,6 @@ import {
   applyJsonDelta,
   deltaFitsBase,
   mergeNetworkInterfacesOverRaw,
-  validateNodeCr,
 } from '../../ipam/index.js';
 import type { JsonChange, NetworkInterfaces, NodeStatus, PoolStatusFields } from '../../ipam/index.js';
 import type { KubeContext } from './kube-context.js';
@@ -17,7 +16,7 @@ import { createPodIpReadyReporter } from './pod-ip-ready.js';
 
 /** The writes to the Node CR: its status (in full or as changes) and, on deletion, this controller's finalizer. */
 export function createStatusWrites(ctx: KubeContext) {
-  const { deps, custom, call, logFor, crRef, getCr, replaceCrStatus } = ctx;
+  const { deps, custom, call, logFor, crRef, getCr, replaceCrStatus, validateCr } = ctx;
   const reportReadyPods = createPodIpReadyReporter(ctx);
 
   /** Writes the status `build` makes of the CR as it is now, retrying on conflicts (see `writeNodeStatus`). */
@@ -116,7 +115,7 @@ export function createStatusWrites(ctx: KubeContext) {
         ...(input.maxConflicts === undefined ? {} : { maxConflicts: input.maxConflicts }),
         pool: input.pool,
         build: (raw) => {
-          const validation = validateNodeCr(raw);
+          const validation = validateCr(raw);
           const current: NetworkInterfaces = validation.ok ? (validation.node.status?.networkInterfaces ?? {}) : {};
           if (!deltaFitsBase(current, input.eniChanges)) {
             throw ApplicationFailure.nonRetryable(
