@@ -163,6 +163,12 @@ export class NodeReadCache {
     return undefined;
   }
 
+  /** The Node CR as its informer holds it now; undefined before it has synced or when it holds none. */
+  cr(nodeName: string): RawObject | undefined {
+    if (!this.nodeCrs.hasSynced()) return undefined;
+    return this.nodeCrs.get(nodeName)?.raw;
+  }
+
   /** The node as the informers hold it now; undefined before they have synced. */
   read(nodeName: string): CachedNode | undefined {
     if (!this.hasSynced()) return undefined;

@@ -21,6 +21,7 @@ import {
   deleteNodeCr,
   deletePodNow,
   kubeTestClients,
+  NODE_CR_RESOURCE,
   readNodeCr,
   readyCondition,
   uniqueName,
@@ -208,6 +209,67 @@ describe('writeNodeStatusChanges', () => {
         (error: unknown) => error instanceof Error && 'type' in error && error.type === 'KubeStaleBase',
       );
     } finally {
+      await deleteNodeCr(kube, nodeName);
+    }
+  });
+});
+
+describe('status writes on the CR the read cache holds', () => {
+  it('write on the cached CR, and on the live one when the cached one is behind, losing no other write', async () => {
+    const nodeName = uniqueName('cached-base');
+    await createNodeCr(kube, { name: nodeName, spec: SPEC });
+    const frozen = new NodeReadCache({ kubeConfig: kube.kubeConfig, logger });
+    frozen.start();
+    try {
+      await frozen.synced;
+      const writer = () => createKubeActivities({ kubeConfig: kube.kubeConfig, logger, readCache: frozen });
+      const first = writer();
+      const eni = {
+        id: 'eni-1',
+        status: 'InUse',
+        ipv4: { '10.0.0.2': { ip: '10.0.0.2', primary: true, status: 'Valid' } },
+      };
+      const written = await run(() =>
+        first.writeNodeStatusChanges({ nodeName, eniChanges: [{ path: ['eni-1'], value: eni }] }),
+      );
+      assert.deepEqual(
+        { outcome: written.outcome, conflicts: written.conflicts },
+        { outcome: 'written', conflicts: 0 },
+      );
+      // Stopped, the cache keeps the CR as it was before that write; another writer then adds an address.
+      await frozen.stop();
+      const raw = (await kube.customObjects.getClusterCustomObject({ ...NODE_CR_RESOURCE, name: nodeName })) as {
+        status: { networkInterfaces: Record<string, { ipv4: Record<string, unknown> }> };
+      };
+      raw.status.networkInterfaces['eni-1']!.ipv4['10.0.0.5'] = { ip: '10.0.0.5', primary: false, status: 'Valid' };
+      await kube.customObjects.replaceClusterCustomObjectStatus({ ...NODE_CR_RESOURCE, name: nodeName, body: raw });
+
+      const address = (ip: string) => ({ ip, primary: false, status: 'Valid', podID: `ns/${ip}`, podUID: `u-${ip}` });
+      const cases = [
+        // The writer knows its own write is newer than the cache: it reads live.
+        { who: first, change: { path: ['eni-1', 'ipv4', '10.0.0.3'], value: address('10.0.0.3') } },
+        // A new writer trusts the cache, whose CR has no eni-1 for the change: it reads live instead of failing.
+        { who: writer(), change: { path: ['eni-1', 'ipv4', '10.0.0.4'], value: address('10.0.0.4') } },
+        // A change that fits the cached CR: the write's precondition fails (409) and it is made on the live one.
+        { who: writer(), change: { path: ['eni-9'], value: { id: 'eni-9', status: 'InUse' } } },
+      ];
+      for (const { who, change } of cases) {
+        const result = await run(() => who.writeNodeStatusChanges({ nodeName, eniChanges: [change] }));
+        assert.deepEqual(
+          { outcome: result.outcome, conflicts: result.conflicts },
+          { outcome: 'written', conflicts: 0 },
+        );
+      }
+      const cr = await readNodeCr(kube, nodeName);
+      assert.deepEqual(Object.keys(cr.status?.networkInterfaces ?? {}).sort(), ['eni-1', 'eni-9']);
+      assert.deepEqual(Object.keys(cr.status?.networkInterfaces?.['eni-1']?.ipv4 ?? {}).sort(), [
+        '10.0.0.2',
+        '10.0.0.3',
+        '10.0.0.4',
+        '10.0.0.5',
+      ]);
+    } finally {
+      await frozen.stop();
       await deleteNodeCr(kube, nodeName);
     }
   });

@@ -3,6 +3,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import {
   NODE_CR_FINALIZER,
+  compareResourceVersions,
   POOL_STATUS_FIELDS,
   applyJsonDelta,
   deltaFitsBase,
@@ -19,6 +20,24 @@ export function createStatusWrites(ctx: KubeContext) {
   const { deps, custom, call, logFor, crRef, getCr, replaceCrStatus, validateCr } = ctx;
   const reportReadyPods = createPodIpReadyReporter(ctx);
 
+  /** Per node, the resourceVersion of this worker's last status write: a cached CR older than that is no base. */
+  const lastWritten = new Map<string, string>();
+
+  /**
+   * The Node CR as the worker's read cache holds it, when it is at least as new as this worker's last write of it.
+   * A write usually finds its base there, and saves the GET: a base that is behind after all (another writer, a
+   * cache that has not seen the newest version) costs a 409 and a live read, the path every conflict takes.
+   */
+  function cachedBase(nodeName: string): RawObject | undefined {
+    const raw = deps.readCache?.cr(nodeName);
+    const version = raw?.metadata?.['resourceVersion'];
+    if (raw === undefined || typeof version !== 'string') return undefined;
+    const written = lastWritten.get(nodeName);
+    if (written === undefined) return raw;
+    const order = compareResourceVersions(version, written);
+    return order === 0 || order === 1 ? raw : undefined;
+  }
+
   /** Writes the status `build` makes of the CR as it is now, retrying on conflicts (see `writeNodeStatus`). */
   async function replaceStatus(input: {
     nodeName: string;
@@ -29,10 +48,22 @@ export function createStatusWrites(ctx: KubeContext) {
   }) {
     const log = logFor(input.nodeName);
     const maxConflicts = input.maxConflicts ?? 5;
-    for (let attempt = 0; ; attempt += 1) {
-      const raw = await getCr(input.nodeName);
+    let useCache = true;
+    for (let attempt = 0; ;) {
+      const cached = useCache ? cachedBase(input.nodeName) : undefined;
+      useCache = false;
+      let raw = cached ?? (await getCr(input.nodeName));
       if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
-      const next = input.build(raw);
+      let next: NodeStatus;
+      try {
+        next = input.build(raw);
+      } catch (error) {
+        if (cached === undefined) throw error;
+        // The cached CR is behind what the changes were made against: the CR as it is now decides.
+        raw = await getCr(input.nodeName);
+        if (raw === undefined) return { outcome: 'gone' as const, conflicts: attempt };
+        next = input.build(raw);
+      }
       const status: Record<string, unknown> = { ...(raw.status ?? {}) };
       for (const key of ['nextSyncOpenAPITime', 'lastSyncOpenAPITime'] as const) {
         const value = next[key];
@@ -56,14 +87,20 @@ export function createStatusWrites(ctx: KubeContext) {
       try {
         written = await replaceCrStatus(input.nodeName, { ...raw, status });
       } catch (error) {
+        // A cached base that was behind is no conflict of writers: the CR is read live and the write tried again.
+        if (statusOf(error) === 409 && cached !== undefined) continue;
         if (statusOf(error) === 409 && attempt < maxConflicts) {
           log.info({ attempt }, 'Node CR changed meanwhile; re-reading');
+          attempt += 1;
           continue;
         }
         if (statusOf(error) === 404) return { outcome: 'gone' as const, conflicts: attempt };
         throw kubeFailure(error, `write status of Node CR ${input.nodeName}`);
       }
       const resourceVersion = written.metadata?.['resourceVersion'];
+      if (typeof resourceVersion === 'string') lastWritten.set(input.nodeName, resourceVersion);
+      // Nodes come and go: the oldest entries go beyond a bound (a missing one only means "trust the cache").
+      if (lastWritten.size > 20_000) lastWritten.delete(lastWritten.keys().next().value ?? '');
       log.info({ conflicts: attempt }, 'Wrote Node CR status');
       // `raw` is the exact version the write replaced (its resourceVersion is the precondition).
       await reportReadyPods({
