@@ -2,7 +2,8 @@
  * What one Node CR read and status write cost the worker's process, client-node's generated path against the lean
  * request the activities use (src/kube/kube-json.ts): the same kubeconfig (pooled connections as the worker's), the
  * same apiserver, the same object, alternating rounds; prints CPU (process.cpuUsage: user + system, every thread)
- * per GET + PUT pair. Needs the test apiserver:
+ * per status write: a GET and a PUT each way, and the lean PUT alone (the write's base from the worker's read cache).
+ * Needs the test apiserver:
  *
  *   node --import tsx scripts/with-testenv.ts --only=kube node --import tsx bench/kube-request-cost.ts [-- --pairs 300]
  */
@@ -68,6 +69,19 @@ const lean = async (round: number): Promise<void> => {
   });
 };
 
+// As a status write with its base from the read cache: no GET, the last written object is the next base.
+let base: Raw | undefined;
+const leanPutOnly = async (round: number): Promise<void> => {
+  const signal = () => AbortSignal.any([new AbortController().signal, AbortSignal.timeout(30_000)]);
+  base ??= (await kubeJsonRequest(kubeConfig, { method: 'GET', path, signal: signal() })) as Raw;
+  base = (await kubeJsonRequest(kubeConfig, {
+    method: 'PUT',
+    path: `${path}/status`,
+    body: { ...base, status: statusOf(round) },
+    signal: signal(),
+  })) as Raw;
+};
+
 async function measure(run: (round: number) => Promise<void>): Promise<number> {
   const start = process.cpuUsage();
   for (let i = 0; i < pairs; i++) await run(i);
@@ -78,12 +92,15 @@ async function measure(run: (round: number) => Promise<void>): Promise<number> {
 // Warm both paths (connections, JIT) before measuring.
 await measure(clientNode);
 await measure(lean);
-const results: Record<string, number[]> = { 'client-node': [], lean: [] };
+await measure(leanPutOnly);
+const results: Record<string, number[]> = { 'client-node': [], lean: [], 'lean PUT only': [] };
 for (let round = 0; round < Number(values.rounds); round++) {
   results['client-node']?.push(await measure(clientNode));
   results['lean']?.push(await measure(lean));
+  base = undefined;
+  results['lean PUT only']?.push(await measure(leanPutOnly));
 }
 await custom.deleteClusterCustomObject(ref);
 for (const [way, ms] of Object.entries(results)) {
-  console.log(`${way.padEnd(12)} CPU ms per GET + PUT: ${ms.map((value) => value.toFixed(3)).join(' / ')}`);
+  console.log(`${way.padEnd(14)} CPU ms per status write: ${ms.map((value) => value.toFixed(3)).join(' / ')}`);
 }
