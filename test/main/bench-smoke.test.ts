@@ -44,7 +44,9 @@ describe('scale benchmark, smoke preset', () => {
     assertPositive(report.ecs.callsPerPodTotal, 'ECS calls per pod');
     const byAction = Object.values(report.ecs.callsPerPod).reduce((sum, value) => sum + value, 0);
     assert.ok(Math.abs(byAction - report.ecs.callsPerPodTotal) < 1e-9, 'calls per pod are the sum over actions');
-    assertPositive(report.apiserver.burstByVerb['GET'] ?? 0, 'apiserver GETs in the burst');
+    // Status writes (PUT) are the burst's requests that must be there: their bases come from the worker's read cache,
+    // so a burst may well have no GET.
+    assertPositive(report.apiserver.burstByVerb['PUT'] ?? 0, 'apiserver PUTs in the burst (status writes)');
     assertPositive(report.apiserver.idlePerHourByVerb['PUT'] ?? 0, 'apiserver PUTs when idle (lease renewals)');
     assert.ok(report.watcherSignals.burst >= 1, 'the burst reached the workflows through watcher signals');
 
