@@ -27,6 +27,8 @@ const CLASS_PREFIX: Readonly<Record<string, string>> = {
   ObjectParamAPI: 'Object',
 };
 
+const HERE = 'src/kube/slim-client-node.ts';
+
 /** One generated section: the import its class needs, then the class, closed by a `}` in column 0. */
 const SECTION = /^import \{[^}]*\} from (["'])[^"']+\1;\nexport class (\w+) \{\n[\s\S]*?\n\}\n/gm;
 
@@ -53,11 +55,8 @@ export function slimGeneratedApis(source: string, classPrefix: string, keep: rea
       return section;
     }
     stubbed.push(group);
-    return (
-      `export class ${className} { constructor() { throw new Error(` +
-      `${JSON.stringify(`@kubernetes/client-node: ${group} is not loaded in eniflow (add it to USED_KUBE_APIS in src/kube/slim-client-node.ts)`)}` +
-      `); } }\n`
-    );
+    const message = `@kubernetes/client-node: ${group} is not loaded in eniflow (add it to USED_KUBE_APIS in ${HERE})`;
+    return `export class ${className} { constructor() { throw new Error(${JSON.stringify(message)}); } }\n`;
   });
   const sections = source.split('\nexport class ').length - 1;
   if (kept.length + stubbed.length !== sections || keep.some((group) => !kept.includes(group))) {
