@@ -3,10 +3,10 @@
  * (src/start-roles.ts), loaded after the module hook is in place (src/process-entry.ts).
  */
 import { ConfigError } from './config.js';
-import { fatalMessage, isProcessEntry, prepareProcess } from './process-entry.js';
+import { fatalMessage, isProcessEntry, prepareProcess, wantsEmbeddedDefault } from './process-entry.js';
 
 if (isProcessEntry(import.meta.url)) {
-  prepareProcess();
+  if (!wantsEmbeddedDefault(process.env)) prepareProcess();
   import('./start-roles.js')
     .then(({ main }) => main(process.argv.slice(2), process.env))
     .then(

@@ -25,6 +25,17 @@ export function prepareProcess(): void {
   registerSlimClientNode();
 }
 
+/**
+ * `npm start`'s embedded default (src/start-roles.ts) is used when none of the connection settings is given. Its dev
+ * tooling (scripts/lib: the test kube-apiserver's CRD checks) uses API groups the roles do not, so src/main.ts
+ * leaves client-node whole there: memory only matters where eniflow is deployed.
+ */
+export function wantsEmbeddedDefault(env: NodeJS.ProcessEnv): boolean {
+  return ['TEMPORAL_ADDRESS', 'ECS_REGION_ID', 'KUBECONFIG', 'KUBERNETES_SERVICE_HOST'].every(
+    (name) => env[name] === undefined || env[name] === '',
+  );
+}
+
 /** The message of an error that ends a process, with its stack when it has one. */
 export function fatalMessage(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);

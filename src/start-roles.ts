@@ -6,6 +6,7 @@
  */
 import { ConfigError, loadWorkerConfig } from './config.js';
 import type { WorkerConfig } from './config.js';
+import { wantsEmbeddedDefault } from './process-entry.js';
 import { createLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import { Registry } from 'prom-client';
@@ -37,12 +38,7 @@ export function parseRole(argv: readonly string[]): Role {
   return role as Role;
 }
 
-/** The embedded default is used when none of the connection settings is given. */
-export function wantsEmbeddedDefault(env: NodeJS.ProcessEnv): boolean {
-  return ['TEMPORAL_ADDRESS', 'ECS_REGION_ID', 'KUBECONFIG', 'KUBERNETES_SERVICE_HOST'].every(
-    (name) => env[name] === undefined || env[name] === '',
-  );
-}
+export { wantsEmbeddedDefault } from './process-entry.js';
 
 export interface Running {
   name: string;
