@@ -118,7 +118,7 @@ function nodeOptionsFigure(options: Options): { nodeOptions?: string } {
   const role = (name: BenchRole): string => deployedNodeOptions(name) ?? '(none)';
   return {
     nodeOptions: options.oneProcess
-      ? `${role('all')} (the worker Deployment's)`
+      ? `${role('all')} (overlays/single-process)`
       : `worker ${role('worker')}, watcher ${role('watcher')} (their Deployments')`,
   };
 }

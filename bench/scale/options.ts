@@ -32,7 +32,7 @@ export interface Options {
   /** NODE_OPTIONS of worker and watcher, e.g. heap flags as a Deployment sets them. */
   nodeOptions?: string;
   /**
-   * Each role's NODE_OPTIONS as its Deployment in deploy/ sets it (the worker's for the one process); --node-options
+   * Each role's NODE_OPTIONS as its Deployment in deploy/ sets it (overlays/single-process's for the one process); --node-options
    * wins over it.
    */
   deployedNodeOptions: boolean;

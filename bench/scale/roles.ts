@@ -50,10 +50,18 @@ export function startRole(input: {
 
 /**
  * The NODE_OPTIONS value the role's Deployment in deploy/ sets (`- name: NODE_OPTIONS` then `value: …`), undefined
- * when it sets none. The one process has no Deployment of its own here: it takes the worker's.
+ * when it sets none. The one process takes the value of overlays/single-process (the worker's Deployment as that
+ * overlay patches it), or the worker's when the overlay sets none.
  */
 export function deployedNodeOptions(role: BenchRole): string | undefined {
-  const file = join(REPO_ROOT, 'deploy', `${role === 'all' ? 'worker' : role}-deployment.yaml`);
+  if (role === 'all') {
+    const overlay = nodeOptionsIn(join(REPO_ROOT, 'overlays', 'single-process', 'worker-runs-both-roles.yaml'));
+    return overlay ?? deployedNodeOptions('worker');
+  }
+  return nodeOptionsIn(join(REPO_ROOT, 'deploy', `${role}-deployment.yaml`));
+}
+
+function nodeOptionsIn(file: string): string | undefined {
   const text = readFileSync(file, 'utf8');
   const match = /- name: NODE_OPTIONS\s*\n\s*value:\s*(.+)/.exec(text);
   const value = match?.[1]?.trim().replace(/^(["'])(.*)\1$/, '$2');

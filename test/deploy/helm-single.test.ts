@@ -79,6 +79,8 @@ describe('helm chart in mode single', () => {
     const merged = {
       ...envMap(containerOf(split, 'eniflow-watcher').env),
       ...envMap(containerOf(split, 'eniflow-worker').env),
+      // Its own V8 caps: the worker's young generation, and an old generation per isolate for up to 40 nodes.
+      NODE_OPTIONS: JSON.stringify('--max-semi-space-size=8 --max-old-space-size=512'),
     };
     assert.deepEqual(envMap(containerOf(single, 'eniflow-worker').env), merged);
     for (const name of ['LEASE_NAME', 'POD_NAME', 'ENIFLOW_VPC_ID', 'JANITOR_DRY_RUN', 'ENIFLOW_DEGRADATION']) {

@@ -61,6 +61,8 @@ describe('overlays/single-process', () => {
     const merged = {
       ...envMap(containerOf(base, 'eniflow-watcher').env),
       ...envMap(containerOf(base, 'eniflow-worker').env),
+      // Its own V8 caps: the worker's young generation, and an old generation per isolate for up to 40 nodes.
+      NODE_OPTIONS: JSON.stringify('--max-semi-space-size=8 --max-old-space-size=512'),
     };
     assert.deepEqual(envMap(worker.env), merged);
   });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 
 import * as embeddedDefault from '../../scripts/lib/embedded-default.js';
-import type { EmbeddedDefaultModule } from '../../src/main.js';
+import type { EmbeddedDefaultModule } from '../../src/start-roles.js';
 
 it('the embedded default module has the shape src/main.ts declares for it', () => {
   const module: EmbeddedDefaultModule = embeddedDefault;

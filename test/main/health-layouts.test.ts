@@ -12,8 +12,8 @@ import { pino } from 'pino';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
-import { startRoles } from '../../src/main.js';
-import type { Role } from '../../src/main.js';
+import { startRoles } from '../../src/start-roles.js';
+import type { Role } from '../../src/start-roles.js';
 import { watcherRegistry } from '../../src/watcher/health-server.js';
 import type { HealthSource } from '../../src/watcher/health-server.js';
 import { createWorkerMetrics } from '../../src/worker/metrics.js';

@@ -9,10 +9,10 @@ import { pino } from 'pino';
 
 import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
 import { loadWorkerConfig } from '../../src/config.js';
-import { loadWatcherConfig, runWatcher } from '../../src/watcher/main.js';
-import type { WatcherHandle } from '../../src/watcher/main.js';
-import { startWorker } from '../../src/worker/main.js';
-import type { RunningWorker } from '../../src/worker/main.js';
+import { loadWatcherConfig, runWatcher } from '../../src/watcher/run-watcher.js';
+import type { WatcherHandle } from '../../src/watcher/run-watcher.js';
+import { startWorker } from '../../src/worker/run-worker.js';
+import type { RunningWorker } from '../../src/worker/run-worker.js';
 import { gcUpdate } from '../../src/workflows/messages.js';
 import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import { DEMO, startEmulatorHarness } from '../support/ecs-emulator.js';

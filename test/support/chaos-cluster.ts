@@ -18,8 +18,8 @@ import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-var
 import { DEMO_FIXTURE_PATH } from '../../src/ecs-emulator/index.js';
 import type { EmulatorFixture, SettingsPatch } from '../../src/ecs-emulator/index.js';
 import type { NodeSpec } from '../../src/ipam/index.js';
-import { loadWatcherConfig, runWatcher } from '../../src/watcher/main.js';
-import type { WatcherHandle } from '../../src/watcher/main.js';
+import { loadWatcherConfig, runWatcher } from '../../src/watcher/run-watcher.js';
+import type { WatcherHandle } from '../../src/watcher/run-watcher.js';
 import { runJanitorUpdate } from '../../src/workflows/janitor-workflow.js';
 import type { eniJanitorWorkflow, JanitorReport } from '../../src/workflows/janitor-workflow.js';
 import { stateQuery } from '../../src/workflows/messages.js';

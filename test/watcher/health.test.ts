@@ -9,8 +9,8 @@ import { pino } from 'pino';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { startHealthServer } from '../../src/watcher/health-server.js';
-import { healthSourceOf, runWatcher } from '../../src/watcher/main.js';
-import type { WatcherHandle } from '../../src/watcher/main.js';
+import { healthSourceOf, runWatcher } from '../../src/watcher/run-watcher.js';
+import type { WatcherHandle } from '../../src/watcher/run-watcher.js';
 import { kubeTestClients, uniqueName } from '../support/kube-env.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from '../support/temporal-env.js';
 import type { TemporalTestEnv } from '../support/temporal-env.js';

@@ -6,7 +6,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
-import type { WatcherConfig } from '../../src/watcher/main.js';
+import type { WatcherConfig } from '../../src/watcher/run-watcher.js';
 import { DEFAULT_JANITOR_SETTINGS } from '../../src/shared/janitor-settings.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import type { ReconcileReason } from '../../src/workflows/messages.js';

@@ -16,8 +16,8 @@ import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { TEST_ENV_VARS, requireTestEnvVar } from '../../scripts/lib/test-env-vars.js';
-import { runWatcher } from '../../src/watcher/main.js';
-import type { WatcherConfig, WatcherHandle } from '../../src/watcher/main.js';
+import { runWatcher } from '../../src/watcher/run-watcher.js';
+import type { WatcherConfig, WatcherHandle } from '../../src/watcher/run-watcher.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 import { NODE_WORKFLOW_TYPE, nodeWorkflowId } from '../../src/shared/workflow-ids.js';
 import {

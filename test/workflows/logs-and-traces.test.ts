@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { createLogger } from '../../src/logger.js';
-import { installTemporalRuntime } from '../../src/worker/main.js';
+import { installTemporalRuntime } from '../../src/worker/run-worker.js';
 import { startTracing } from '../../src/worker/tracing.js';
 import type { WorkerTracing } from '../../src/worker/tracing.js';
 import { nodeWorkflowId } from '../../src/shared/workflow-ids.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { parseOptions } from '../../../bench/scale/options.js';
-import { roleArgs } from '../../../bench/scale/roles.js';
+import { deployedNodeOptions, roleArgs } from '../../../bench/scale/roles.js';
 
 describe('issue 29 presets', () => {
   it('cold40: 40 × 20, pool 0–5, 2.5 s attach, built code, worker and watcher apart with their NODE_OPTIONS', () => {
@@ -29,5 +29,11 @@ describe('issue 29 presets', () => {
   it('runs the one process as npm start does, or dist/main.js with --dist', () => {
     assert.deepEqual(roleArgs('all', false), ['--import', 'tsx', 'src/main.ts', '--role', 'all']);
     assert.deepEqual(roleArgs('worker', false), ['--import', 'tsx/esm', 'src/worker/main.ts']);
+  });
+
+  it("reads each process's NODE_OPTIONS where its manifests set them (the one process: overlays/single-process)", () => {
+    assert.equal(deployedNodeOptions('worker'), '--max-semi-space-size=8');
+    assert.equal(deployedNodeOptions('watcher'), '--max-semi-space-size=2');
+    assert.equal(deployedNodeOptions('all'), '--max-semi-space-size=8 --max-old-space-size=512');
   });
 });
