@@ -2,13 +2,21 @@ import { createEcsActivities } from './ecs-activities.js';
 import type { EcsActivityDeps } from './ecs-activities.js';
 import { createKubeActivities } from './kube-activities.js';
 import type { KubeActivityDeps } from './kube-activities.js';
+import { withCachedVSwitches } from './node-pass-read.js';
 
 export type { EcsActivityDeps } from './ecs-activities.js';
 export type { KubeActivityDeps, NodeSnapshot, NodeView, NodeViewReply } from './kube-activities.js';
+export type { NodeViewWithVSwitches } from './node-pass-read.js';
 
 /** Every activity of the worker, built from its dependencies (ECS and Kubernetes clients, logger). */
 export function createActivities(deps: EcsActivityDeps & Omit<KubeActivityDeps, 'logger'>) {
-  return { ...createEcsActivities(deps), ...createKubeActivities(deps) };
+  const kube = createKubeActivities(deps);
+  // The node's read brings the vSwitches the worker has cached (see `withCachedVSwitches`).
+  return {
+    ...createEcsActivities(deps),
+    ...kube,
+    readNodeView: withCachedVSwitches((input) => kube.readNodeView(input), deps.vSwitches),
+  };
 }
 
 /** The activity functions' types: the only thing workflow code imports from this layer. */

@@ -292,6 +292,7 @@ export class NodeReconciler {
         requested: this.vSwitchRefreshRequested || this.state.needResync,
         served: () => (this.vSwitchRefreshRequested = false),
       },
+      vSwitchPeek: this.reader.vSwitchPeek,
       settings: this.settings,
       state: this.state,
       newOperator: () => this.newOperator(instanceId),
