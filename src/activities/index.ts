@@ -10,13 +10,8 @@ export type { NodeViewWithVSwitches } from './node-pass-read.js';
 
 /** Every activity of the worker, built from its dependencies (ECS and Kubernetes clients, logger). */
 export function createActivities(deps: EcsActivityDeps & Omit<KubeActivityDeps, 'logger'>) {
-  const kube = createKubeActivities(deps);
-  // The node's read brings the vSwitches the worker has cached (see `withCachedVSwitches`).
-  return {
-    ...createEcsActivities(deps),
-    ...kube,
-    readNodeView: withCachedVSwitches((input) => kube.readNodeView(input), deps.vSwitches),
-  };
+  // The node's read brings the vSwitches the worker has cached (see `readNodeViewWithVSwitches`).
+  return withCachedVSwitches(createEcsActivities(deps), createKubeActivities(deps), deps.vSwitches);
 }
 
 /** The activity functions' types: the only thing workflow code imports from this layer. */

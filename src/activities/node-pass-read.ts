@@ -21,16 +21,32 @@ export type NodeViewWithVSwitches = NodeViewReply & { vSwitches?: Record<string,
  * (never fetched from here): a vSwitch that is missing or stale is left to `describeVSwitches`, the ECS read with its
  * own retry policy, exactly as before.
  */
-export function withCachedVSwitches(
+export function readNodeViewWithVSwitches(
   readNodeView: (input: Omit<NodeViewInput, 'vSwitchIds'>) => Promise<NodeViewReply>,
   vSwitches: Pick<VSwitchCache, 'peek'>,
 ): (input: NodeViewInput) => Promise<NodeViewWithVSwitches> {
-  return async function readNodeViewWithVSwitches(input) {
+  return async function readNodeViewAndCachedVSwitches(input) {
     const { vSwitchIds, ...read } = input;
     const reply: NodeViewWithVSwitches = await readNodeView(read);
     if (vSwitchIds === undefined || vSwitchIds.length === 0 || input.page !== undefined) return reply;
     const found = vSwitches.peek(vSwitchIds);
     if (found !== undefined) reply.vSwitches = found;
     return reply;
+  };
+}
+
+/** The worker's activities, ECS and Kubernetes, with the node's read bringing the cached vSwitches. */
+export function withCachedVSwitches<
+  E extends object,
+  K extends { readNodeView: (input: NodeViewInput) => Promise<NodeViewReply> },
+>(
+  ecs: E,
+  kube: K,
+  vSwitches: Pick<VSwitchCache, 'peek'>,
+): E & Omit<K, 'readNodeView'> & { readNodeView: (input: NodeViewInput) => Promise<NodeViewWithVSwitches> } {
+  return {
+    ...ecs,
+    ...kube,
+    readNodeView: readNodeViewWithVSwitches((input) => kube.readNodeView(input), vSwitches),
   };
 }

@@ -64,7 +64,8 @@ export class VSwitchCache {
       const cached = this.entries.get(vSwitchId);
       if (cached === undefined || cached.expiresMs <= now || this.inFlight.has(vSwitchId)) return undefined;
       const block = this.blocks.get(vSwitchId);
-      found[vSwitchId] = block === undefined ? { ...cached.info } : { ...cached.info, blockedForMs: block.untilMs - now };
+      found[vSwitchId] =
+        block === undefined ? { ...cached.info } : { ...cached.info, blockedForMs: block.untilMs - now };
     }
     return found;
   }

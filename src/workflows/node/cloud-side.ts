@@ -53,7 +53,9 @@ export async function readCloudSide(input: {
     own.lastSyncOpenAPITime === status?.lastSyncOpenAPITime &&
     own.enis === Object.keys(status.networkInterfaces ?? {}).length;
   let { enis } = input;
-  const vSwitches = gates.cloud ? await readVSwitches({ spec, enis, refresh: input.vSwitchRefresh.requested, peek: input.vSwitchPeek }) : {};
+  const vSwitches = gates.cloud
+    ? await readVSwitches({ spec, enis, refresh: input.vSwitchRefresh.requested, peek: input.vSwitchPeek })
+    : {};
   if (gates.cloud) input.vSwitchRefresh.served();
   const syncHeldBack =
     !gates.sync &&

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { VSwitchCache } from '../../../src/activities/ecs/vswitch-cache.js';
-import { withCachedVSwitches } from '../../../src/activities/node-pass-read.js';
+import { readNodeViewWithVSwitches } from '../../../src/activities/node-pass-read.js';
 import type { NodeViewReply } from '../../../src/activities/kube/node-view.js';
 
 const a = { vSwitchId: 'vsw-a', zoneId: 'z', availableIpCount: 10 };
@@ -55,14 +55,14 @@ describe('VSwitchCache.peek', () => {
   });
 });
 
-describe('withCachedVSwitches', () => {
+describe('readNodeViewWithVSwitches', () => {
   const reply: NodeViewReply = { digest: 'd1', base: 'd0', changes: [] };
 
   it('adds the cached vSwitches to the read, and passes the read its own input only', async () => {
     const now = { ms: 0 };
     const cache = await cacheWith(now, a, b);
     const asked: unknown[] = [];
-    const read = withCachedVSwitches(async (input) => {
+    const read = readNodeViewWithVSwitches(async (input) => {
       asked.push(input);
       return { ...reply };
     }, cache);
@@ -74,7 +74,7 @@ describe('withCachedVSwitches', () => {
   it('adds nothing when not asked, for a page, or when a vSwitch is not cached', async () => {
     const now = { ms: 0 };
     const cache = await cacheWith(now, a);
-    const read = withCachedVSwitches(async () => ({ ...reply }), cache);
+    const read = readNodeViewWithVSwitches(async () => ({ ...reply }), cache);
     assert.deepEqual(await read({ nodeName: 'n' }), reply);
     assert.deepEqual(await read({ nodeName: 'n', vSwitchIds: [] }), reply);
     assert.deepEqual(await read({ nodeName: 'n', vSwitchIds: ['vsw-a', 'vsw-b'] }), reply);
