@@ -11,7 +11,7 @@ import {
   STATUS_CHANGE_DEPTH,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeStatus, PoolStatusFields, VSwitchInfo } from '../../ipam/index.js';
-import type { NodeSnapshot, NodeView, NodeViewWithVSwitches } from '../../activities/index.js';
+import type { NodeSnapshot, NodeView, NodeViewForPass } from '../../activities/index.js';
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
 import type { CarriedState } from './carried-state.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
@@ -51,6 +51,8 @@ export class NodeReader {
   private held: { digest: string; view: NodeView } | undefined;
   /** The vSwitches the last read brought (see {@link readVSwitches}). */
   readonly vSwitchPeek: VSwitchPeek = {};
+  /** The versions the last read had seen at least, by informer (undefined: a live read, or none yet this run). */
+  seen: Record<string, string> | undefined;
 
   constructor(nodeName: string) {
     this.nodeName = nodeName;
@@ -61,7 +63,7 @@ export class NodeReader {
    * marker. A worker that no longer holds the view answers with a fresh first page, which starts the view again.
    */
   private async restOfView(
-    first: Extract<NodeViewWithVSwitches, { full: NodeView }>,
+    first: Extract<NodeViewForPass, { full: NodeView }>,
   ): Promise<{ digest: string; view: NodeView }> {
     let reply = first;
     let view = reply.full;
@@ -89,6 +91,7 @@ export class NodeReader {
     });
     if (reply.vSwitches === undefined) delete this.vSwitchPeek.found;
     else this.vSwitchPeek.found = reply.vSwitches;
+    this.seen = reply.seen;
     let view: NodeView;
     let digest = reply.digest;
     if ('full' in reply) ({ digest, view } = await this.restOfView(reply));

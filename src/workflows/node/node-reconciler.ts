@@ -4,6 +4,7 @@ import {
   failureTypesSince,
   hasFailingCalls,
   mergeSeenVersions,
+  seenVersionsCover,
 } from '../../ipam/index.js';
 import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
@@ -107,6 +108,8 @@ export class NodeReconciler {
     if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.vSwitchRefreshRequested = true;
     if (reason?.degradation !== undefined) this.setDegradation(reason.degradation);
     this.state.signalsReceived += 1;
+    // Changes a pass's read has already seen ask for no pass (the watcher's signal came after that read began).
+    if ((reason?.vSwitchesGained?.length ?? 0) === 0 && seenVersionsCover(this.reader.seen, reason?.seen)) return;
     this.dirty = true;
   }
 

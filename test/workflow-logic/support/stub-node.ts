@@ -236,6 +236,8 @@ export class StubNode {
    * undefined: the cache holds none, so every pass calls `describeVSwitches`.
    */
   cachedVSwitches: Record<string, VSwitchInfo> | undefined;
+  /** The informer versions a read reports it has seen (the worker's read cache); undefined: none (a live read). */
+  readSeen: Record<string, string> | undefined;
   private readonly subnetOf = new Map<string, number>();
 
   constructor(input: { nodeName: string; spec: NodeSpec; pods?: readonly string[]; enis?: readonly SeedEni[] }) {
@@ -427,9 +429,10 @@ export class StubNode {
                   ),
                 }
               : {};
+          const extra = { ...vSwitches, ...(this.readSeen === undefined ? {} : { seen: { ...this.readSeen } }) };
           if (input.base === undefined || base === undefined)
-            return { ...fullViewPage({ view: full, digest }), ...vSwitches };
-          return { digest, base: input.base, changes: jsonDelta(base, full), ...vSwitches };
+            return { ...fullViewPage({ view: full, digest }), ...extra };
+          return { digest, base: input.base, changes: jsonDelta(base, full), ...extra };
         }),
       readNodeSnapshot: (input) => this.run('readNodeSnapshot', input, () => this.view().snapshot),
       writeNodeStatusChanges: (input) =>

@@ -1,9 +1,11 @@
 /**
- * A pass's read brings the vSwitches the worker's cache holds fresh (`VSwitchCache.peek`): the pass then looks them
- * up with no activity of its own, and calls `describeVSwitches` (the ECS read) only on a miss or a refresh. Real
- * workflow code, stub activities.
+ * What a pass's read brings besides the node (`readNodeViewForPass`): the vSwitches the worker's cache holds fresh
+ * (`VSwitchCache.peek`), so the pass looks them up with no activity of its own and calls `describeVSwitches` (the ECS
+ * read) only on a miss or a refresh; and the versions the read had seen, so a signal for changes it saw starts no
+ * pass. Real workflow code, stub activities.
  */
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 
 import { reconcileSignal, resyncSignal, stateQuery } from '../../src/workflows/messages.js';
@@ -85,6 +87,50 @@ describe('vSwitches brought by the read', () => {
       const describes = node.callsOf('describeVSwitches');
       assert.equal(describes.length, 2);
       assert.equal(describes[1]?.input.refresh, true);
+    });
+  });
+});
+
+describe('signals for changes a read has seen', () => {
+  it('start no pass; a signal for a newer change, or one without versions, does', async () => {
+    const node = idleNode('seen-signal');
+    node.readSeen = { pods: '120', 'node-crs': '40', 'core-nodes': '30' };
+    await runNode(env, node, {}, async (workflow) => {
+      await node.waitForPasses(1);
+      const reads = () => node.callsOf('readNodeView').length;
+      assert.equal(reads(), 1);
+
+      // The watcher saw a pod change at 118 and the CR at 40: the pass's read had seen both.
+      await workflow.signal(reconcileSignal, { reason: 'pod-added', seen: { pods: '118', 'node-crs': '40' } });
+      const covered = await workflow.query(stateQuery);
+      assert.equal(covered.signalsReceived, 1, 'the signal is counted');
+      await sleep(300);
+      assert.equal((await workflow.query(stateQuery)).reconcileCount, 1, 'and starts no pass');
+      assert.equal(reads(), 1);
+
+      await workflow.signal(reconcileSignal, { reason: 'pod-added', seen: { pods: '121' } });
+      await node.waitForPasses(2);
+      assert.equal(reads(), 2, 'a change newer than the read starts a pass');
+      assert.deepEqual(node.callsOf('readNodeView')[1]?.input.after?.['pods'], '121', 'whose read waits for it');
+
+      await workflow.signal(reconcileSignal, { reason: 'watcher-start' });
+      await node.waitForPasses(3);
+      assert.equal(reads(), 3, 'a signal without versions starts a pass');
+    });
+  });
+
+  it('a vSwitch that gained addresses starts a pass whatever the versions', async () => {
+    const node = idleNode('seen-signal-vswitch');
+    node.readSeen = { pods: '120' };
+    await runNode(env, node, {}, async (workflow) => {
+      await node.waitForPasses(1);
+      await workflow.signal(reconcileSignal, {
+        reason: 'vswitch-gained-addresses',
+        vSwitchesGained: [STUB_VSWITCH.vSwitchId],
+        seen: { pods: '100' },
+      });
+      await node.waitForPasses(2);
+      assert.equal(node.callsOf('readNodeView').length, 2);
     });
   });
 });
