@@ -4,7 +4,6 @@ import {
   failureTypesSince,
   hasFailingCalls,
   mergeSeenVersions,
-  seenVersionsCover,
 } from '../../ipam/index.js';
 import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
@@ -27,6 +26,7 @@ import { PassRecord } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
 import { settlePrefixMode, withPrefixMode } from './prefix-pass.js';
 import { readyPass } from './ready-pass.js';
+import { SeenSignals } from './seen-signals.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -62,6 +62,7 @@ export class NodeReconciler {
   private crVanished = false;
   /** Set by signals and updates; cleared when a pass starts. */
   dirty = true;
+  private readonly seenSignals = new SeenSignals();
   passesThisRun = 0;
 
   constructor(input: {
@@ -108,9 +109,8 @@ export class NodeReconciler {
     if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.vSwitchRefreshRequested = true;
     if (reason?.degradation !== undefined) this.setDegradation(reason.degradation);
     this.state.signalsReceived += 1;
-    // Changes a pass's read has already seen ask for no pass (the watcher's signal came after that read began).
-    if ((reason?.vSwitchesGained?.length ?? 0) === 0 && seenVersionsCover(this.reader.seen, reason?.seen)) return;
-    this.dirty = true;
+    const leftWork = this.state.failureStreak > 0 || this.summary.pods.pending > 0;
+    if (this.seenSignals.asksForPass({ reason, readSeen: this.reader.seen, leftWork })) this.dirty = true;
   }
 
   /**
@@ -185,6 +185,7 @@ export class NodeReconciler {
     const callsFailedBefore = hasFailingCalls(this.state.failures ?? {}) || this.notices.showsCallsFailing();
     this.notices.passStarting({ callsFailing: callsFailedBefore });
     this.gc.passStarting();
+    this.seenSignals.passStarting();
     let end: PassEnd | undefined;
     try {
       end = await this.reconcile();
@@ -214,6 +215,7 @@ export class NodeReconciler {
     this.summary.lastPassEndMs = Date.now();
     // An update asking for GC is answered when the pass ends, after the status write (or when it was skipped).
     if (this.gc.passEnded()) this.dirty = true;
+    if (this.seenSignals.passEnded(failed || this.summary.pods.pending > 0)) this.dirty = true;
     if (failed) record.logFailed({ nodeName: this.nodeName, ipamState: this.summary.ipamState });
   }
 
