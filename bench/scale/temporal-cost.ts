@@ -19,6 +19,8 @@ export interface TemporalCost {
   activityTasks: number;
   /** Local-activity markers. */
   localActivities: number;
+  /** Local-activity markers by activity type (which reads and writes a pass records). */
+  localActivitiesByType: Counts;
   timersStarted: number;
   signals: number;
   events: number;
@@ -27,18 +29,22 @@ export interface TemporalCost {
   /** Temporal Cloud Actions, by the rules below. */
   actions: number;
   actionsByKind: Counts;
+  /** History bytes by event type (markers and scheduled activities by activity type): what makes history large. */
+  bytesByEvent: Counts;
 }
 
 export const NO_COST: TemporalCost = {
   workflowTasks: 0,
   activityTasks: 0,
   localActivities: 0,
+  localActivitiesByType: {},
   timersStarted: 0,
   signals: 0,
   events: 0,
   bytes: 0,
   actions: 0,
   actionsByKind: {},
+  bytesByEvent: {},
 };
 
 /** Search attribute of workflow versioning, which Temporal Cloud does not bill an upsert of. */
@@ -97,7 +103,7 @@ export function temporalCost(input: {
   fromMs: number;
   toMs: number;
 }): TemporalCost {
-  const cost: TemporalCost = { ...NO_COST, actionsByKind: {} };
+  const cost: TemporalCost = { ...NO_COST, actionsByKind: {}, localActivitiesByType: {}, bytesByEvent: {} };
   const bill = (kind: string, actions: number): void => {
     cost.actions += actions;
     addCounts(cost.actionsByKind, kind, actions);
@@ -108,12 +114,15 @@ export function temporalCost(input: {
       if (event.atMs < input.fromMs || event.atMs >= input.toMs) continue;
       cost.events += 1;
       cost.bytes += event.bytes ?? 0;
+      const typed = event.type === 'MarkerRecorded' || event.type === 'ActivityTaskScheduled';
+      addCounts(cost.bytesByEvent, typed ? `${event.type} ${event.activityType ?? '?'}` : event.type, event.bytes ?? 0);
       if (event.type === 'WorkflowTaskCompleted') cost.workflowTasks += 1;
       if (event.type === 'ActivityTaskStarted') cost.activityTasks += event.attempt ?? 1;
       if (event.type === 'TimerStarted') cost.timersStarted += 1;
       if (event.type === 'WorkflowExecutionSignaled') cost.signals += 1;
       if (event.marker === LOCAL_ACTIVITY_MARKER) {
         cost.localActivities += 1;
+        addCounts(cost.localActivitiesByType, event.activityType ?? '?');
         tasksWithLocalActivities.add(event.workflowTaskCompletedId ?? -event.id);
       }
       const billed = eventActions(event);
@@ -131,13 +140,19 @@ export function scaleCost(cost: TemporalCost, factor: number): TemporalCost {
     workflowTasks: cost.workflowTasks * factor,
     activityTasks: cost.activityTasks * factor,
     localActivities: cost.localActivities * factor,
+    localActivitiesByType: scaleCounts(cost.localActivitiesByType, factor),
     timersStarted: cost.timersStarted * factor,
     signals: cost.signals * factor,
     events: cost.events * factor,
     bytes: cost.bytes * factor,
     actions: cost.actions * factor,
-    actionsByKind: Object.fromEntries(Object.entries(cost.actionsByKind).map(([kind, n]) => [kind, n * factor])),
+    actionsByKind: scaleCounts(cost.actionsByKind, factor),
+    bytesByEvent: scaleCounts(cost.bytesByEvent, factor),
   };
+}
+
+function scaleCounts(counts: Counts, factor: number): Counts {
+  return Object.fromEntries(Object.entries(counts).map(([key, n]) => [key, n * factor]));
 }
 
 /** Every run of every node's workflow, 8 workflows fetched at a time. */

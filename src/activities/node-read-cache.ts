@@ -121,6 +121,15 @@ export class NodeReadCache {
   }
 
   /**
+   * The resourceVersion each informer has seen up to: a read from the cache after this call has seen at least these
+   * (the informers only move forward). Empty until every informer has listed.
+   */
+  versions(): Record<string, string> {
+    if (!this.hasSynced()) return {};
+    return Object.fromEntries([...this.byName].map(([name, informer]) => [name, informer.resourceVersion()]));
+  }
+
+  /**
    * Whether every informer named in `after` has seen at least that resourceVersion, waiting up to `waitMs` for
    * it; false at once for a name or version this cache cannot compare (the caller then reads live).
    */

@@ -28,3 +28,23 @@ export function mergeSeenVersions(
   }
   return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
+
+/**
+ * Whether a read that had seen `read` (by informer) has seen every change a signal names in `signal`: each informer
+ * of the signal is in the read at the same version or newer. A signal without versions, or one the read's versions
+ * do not compare with, is not covered (it asks for a pass, as before).
+ */
+export function seenVersionsCover(
+  read: Readonly<Record<string, string>> | undefined,
+  signal: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const keys = Object.keys(signal ?? {});
+  if (read === undefined || signal === undefined || keys.length === 0) return false;
+  return keys.every((key) => {
+    const seen = read[key];
+    const version = signal[key];
+    if (seen === undefined || version === undefined) return false;
+    const order = compareResourceVersions(version, seen);
+    return order === -1 || order === 0;
+  });
+}

@@ -7,6 +7,7 @@ import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 
 import { createEcsActivities } from '../activities/ecs-activities.js';
 import { createKubeActivities } from '../activities/kube-activities.js';
+import { withPassRead } from '../activities/node-pass-read.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { NodeReadCache } from '../activities/node-read-cache.js';
@@ -144,7 +145,10 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
   const ecsActivities = createEcsActivities(activityDeps);
   const queues = routeActivities({
     taskQueue: deps.taskQueue,
-    activities: { ...ecsActivities, ...createKubeActivities(activityDeps) },
+    activities: withPassRead(ecsActivities, createKubeActivities(activityDeps), {
+      vSwitches,
+      readCache: deps.readCache,
+    }),
     callsPerMinute: deps.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE,
     ...(deps.ecsBurst === undefined ? {} : { burst: deps.ecsBurst }),
     ecsActivityNames: Object.keys(ecsActivities),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { compareResourceVersions, mergeSeenVersions } from '../../src/ipam/index.js';
+import { compareResourceVersions, mergeSeenVersions, seenVersionsCover } from '../../src/ipam/index.js';
 
 void describe('resource versions', () => {
   const rows: { a: string; b: string; expected: -1 | 0 | 1 | undefined }[] = [
@@ -23,4 +23,36 @@ void describe('resource versions', () => {
     assert.deepEqual(Object.keys(merged), ['core-nodes', 'node-crs', 'pods']);
     assert.deepEqual(mergeSeenVersions(undefined, { pods: 'x' }), { pods: 'x' });
   });
+
+  const coverRows: {
+    name: string;
+    read: Record<string, string> | undefined;
+    signal: Record<string, string> | undefined;
+    covered: boolean;
+  }[] = [
+    { name: 'an older pod change', read: { pods: '120', 'node-crs': '7' }, signal: { pods: '119' }, covered: true },
+    { name: 'the same version', read: { pods: '120' }, signal: { pods: '120' }, covered: true },
+    { name: 'a newer pod change', read: { pods: '120' }, signal: { pods: '121' }, covered: false },
+    {
+      name: 'every informer of the signal, one newer',
+      read: { pods: '120', 'node-crs': '7' },
+      signal: { pods: '100', 'node-crs': '8' },
+      covered: false,
+    },
+    {
+      name: 'an informer the read did not report',
+      read: { pods: '120' },
+      signal: { 'core-nodes': '3' },
+      covered: false,
+    },
+    { name: 'no read versions (live read, new run)', read: undefined, signal: { pods: '1' }, covered: false },
+    { name: 'a signal without versions', read: { pods: '120' }, signal: undefined, covered: false },
+    { name: 'an empty signal', read: { pods: '120' }, signal: {}, covered: false },
+    { name: 'versions that do not compare', read: { pods: 'abc' }, signal: { pods: '1' }, covered: false },
+  ];
+  for (const row of coverRows) {
+    void it(`a read covers a signal: ${row.name} → ${row.covered}`, () => {
+      assert.equal(seenVersionsCover(row.read, row.signal), row.covered);
+    });
+  }
 });

@@ -209,6 +209,12 @@ describe('history budget', () => {
         }
         assert.ok(cost(passes.podAdded).activities.includes('readNodeView'), 'the measured passes read the node');
         for (const [kind, index] of Object.entries(passes)) {
+          assert.ok(
+            !cost(index).activities.includes('describeVSwitches'),
+            `${kind} pass: the read brings the vSwitches the worker holds cached, with no lookup of their own`,
+          );
+        }
+        for (const [kind, index] of Object.entries(passes)) {
           const { readBytes } = cost(index);
           assert.ok(
             readBytes <= PASS_BUDGET_BYTES,

@@ -53,6 +53,23 @@ export class VSwitchCache {
     return request;
   }
 
+  /**
+   * What {@link get} would answer for every one of `vSwitchIds` without asking the cloud: undefined unless each is
+   * cached and fresh. A node's read carries this, so a pass skips its own vSwitch lookup when nothing is to fetch.
+   */
+  peek(vSwitchIds: readonly string[]): Record<string, VSwitchInfo> | undefined {
+    const now = this.nowMs();
+    const found: Record<string, VSwitchInfo> = {};
+    for (const vSwitchId of [...new Set(vSwitchIds)].sort()) {
+      const cached = this.entries.get(vSwitchId);
+      if (cached === undefined || cached.expiresMs <= now || this.inFlight.has(vSwitchId)) return undefined;
+      const block = this.blocks.get(vSwitchId);
+      found[vSwitchId] =
+        block === undefined ? { ...cached.info } : { ...cached.info, blockedForMs: block.untilMs - now };
+    }
+    return found;
+  }
+
   /** Marks a vSwitch exhausted for one TTL (after `InvalidVSwitchId.IpNotEnough`); unknown ids are remembered too. */
   block(vSwitchId: string, known?: VSwitchInfo): void {
     const base = this.entries.get(vSwitchId)?.info ?? known ?? { vSwitchId, zoneId: '', availableIpCount: 0 };

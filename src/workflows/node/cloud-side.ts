@@ -4,6 +4,7 @@ import type { NodeIpamSettings } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
 import { readVSwitches } from './node-io.js';
+import type { VSwitchPeek } from './node-io.js';
 import { syncEnisIfDue } from './openapi-sync.js';
 import type { PassRecord } from './pass-record.js';
 import type { PassSchedule } from './pass-schedule.js';
@@ -35,6 +36,8 @@ export async function readCloudSide(input: {
   gates: Pick<DegradationGates, 'cloud' | 'sync'>;
   /** A refresh asks the cloud about the vSwitches again, lifting blocks it no longer backs; `served` once asked. */
   vSwitchRefresh: { requested: boolean; served: () => void };
+  /** The vSwitches the pass's read brought from the worker's cache (see `readVSwitches`). */
+  vSwitchPeek?: VSwitchPeek;
   settings: Pick<NodeIpamSettings, 'clusterId' | 'openApiSyncPeriodMs'>;
   state: CarriedState;
   record: PassRecord;
@@ -50,7 +53,9 @@ export async function readCloudSide(input: {
     own.lastSyncOpenAPITime === status?.lastSyncOpenAPITime &&
     own.enis === Object.keys(status.networkInterfaces ?? {}).length;
   let { enis } = input;
-  const vSwitches = gates.cloud ? await readVSwitches({ spec, enis, refresh: input.vSwitchRefresh.requested }) : {};
+  const vSwitches = gates.cloud
+    ? await readVSwitches({ spec, enis, refresh: input.vSwitchRefresh.requested, peek: input.vSwitchPeek })
+    : {};
   if (gates.cloud) input.vSwitchRefresh.served();
   const syncHeldBack =
     !gates.sync &&

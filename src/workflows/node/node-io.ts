@@ -11,7 +11,7 @@ import {
   STATUS_CHANGE_DEPTH,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeStatus, PoolStatusFields, VSwitchInfo } from '../../ipam/index.js';
-import type { NodeSnapshot, NodeView, NodeViewReply } from '../../activities/index.js';
+import type { NodeSnapshot, NodeView, NodeViewForPass } from '../../activities/index.js';
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
 import type { CarriedState } from './carried-state.js';
 import type { ReadyNodeSpec } from './eni-operator.js';
@@ -32,6 +32,16 @@ function snapshotOfView(view: NodeView): NodeSnapshot {
 }
 
 /**
+ * The vSwitch lookup a pass's read can bring along: `ids` are those the node's last lookup needed (sent with the
+ * read), `found` what the worker's cache held for all of them, fresh, at the read (undefined: not all were).
+ * Rebuilt on replay like the view: `found` comes from the read's marker, `ids` from the passes before.
+ */
+export interface VSwitchPeek {
+  ids?: string[];
+  found?: Record<string, VSwitchInfo>;
+}
+
+/**
  * Reads a node as changes since the view it holds (in full the first time in a run), in a local activity: an
  * unchanged node costs one marker in history. The view is rebuilt on replay from the reads in history and never
  * carried, so a new run's first read is in full.
@@ -39,6 +49,10 @@ function snapshotOfView(view: NodeView): NodeSnapshot {
 export class NodeReader {
   private readonly nodeName: string;
   private held: { digest: string; view: NodeView } | undefined;
+  /** The vSwitches the last read brought (see {@link readVSwitches}). */
+  readonly vSwitchPeek: VSwitchPeek = {};
+  /** The versions the last read had seen at least, by informer (undefined: a live read, or none yet this run). */
+  seen: Record<string, string> | undefined;
 
   constructor(nodeName: string) {
     this.nodeName = nodeName;
@@ -49,7 +63,7 @@ export class NodeReader {
    * marker. A worker that no longer holds the view answers with a fresh first page, which starts the view again.
    */
   private async restOfView(
-    first: Extract<NodeViewReply, { full: NodeView }>,
+    first: Extract<NodeViewForPass, { full: NodeView }>,
   ): Promise<{ digest: string; view: NodeView }> {
     let reply = first;
     let view = reply.full;
@@ -68,11 +82,16 @@ export class NodeReader {
   /** `after`: the resourceVersions the read must have seen (a worker's cache that is behind reads live). */
   async read(after: Record<string, string> | undefined): Promise<NodeSnapshot> {
     const held = this.held;
+    const { ids } = this.vSwitchPeek;
     const reply = await kubeReadLocal.readNodeView({
       nodeName: this.nodeName,
       ...(held === undefined ? {} : { base: held.digest }),
       ...(after === undefined ? {} : { after }),
+      ...(ids === undefined || ids.length === 0 ? {} : { vSwitchIds: ids }),
     });
+    if (reply.vSwitches === undefined) delete this.vSwitchPeek.found;
+    else this.vSwitchPeek.found = reply.vSwitches;
+    this.seen = reply.seen;
     let view: NodeView;
     let digest = reply.digest;
     if ('full' in reply) ({ digest, view } = await this.restOfView(reply));
@@ -147,11 +166,17 @@ export async function removeNodeFinalizer(nodeName: string): Promise<FailedStep 
   }
 }
 
-/** The node's vSwitches, from the worker's cache mostly (a local activity); `refresh` asks the cloud again. */
+/**
+ * The node's vSwitches, from the worker's cache mostly: as the pass's read brought them when it has every one
+ * (no activity), else `describeVSwitches` (a local activity, which may ask the cloud); `refresh` always asks the
+ * cloud again.
+ */
 export async function readVSwitches(input: {
   spec: ReadyNodeSpec;
   enis: NetworkInterfaces;
   refresh: boolean;
+  /** What the read brought; its `ids` are set to this lookup's, for the next read. */
+  peek?: VSwitchPeek | undefined;
 }): Promise<Record<string, VSwitchInfo>> {
   const { enis } = input;
   const vSwitchIds = [
@@ -160,6 +185,16 @@ export async function readVSwitches(input: {
       ...sortedKeys(enis).flatMap((id) => enis[id]?.vSwitchID ?? []),
     ]),
   ].sort();
+  const { peek } = input;
+  const found = peek?.found;
+  if (peek !== undefined) {
+    peek.ids = vSwitchIds;
+    // Once only: a later lookup in the same pass (none today) would ask again.
+    delete peek.found;
+  }
+  if (!input.refresh && found !== undefined && vSwitchIds.every((id) => found[id] !== undefined)) {
+    return Object.fromEntries(vSwitchIds.flatMap((id) => (found[id] === undefined ? [] : [[id, found[id]]])));
+  }
   return ecsReadLocal.describeVSwitches({ vSwitchIds, ...(input.refresh ? { refresh: true } : {}) });
 }
 

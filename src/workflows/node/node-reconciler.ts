@@ -26,6 +26,7 @@ import { PassRecord } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
 import { settlePrefixMode, withPrefixMode } from './prefix-pass.js';
 import { readyPass } from './ready-pass.js';
+import { SeenSignals } from './seen-signals.js';
 import { stepFailure } from './step-failure.js';
 
 /** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
@@ -61,6 +62,7 @@ export class NodeReconciler {
   private crVanished = false;
   /** Set by signals and updates; cleared when a pass starts. */
   dirty = true;
+  private readonly seenSignals = new SeenSignals();
   passesThisRun = 0;
 
   constructor(input: {
@@ -107,7 +109,8 @@ export class NodeReconciler {
     if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.vSwitchRefreshRequested = true;
     if (reason?.degradation !== undefined) this.setDegradation(reason.degradation);
     this.state.signalsReceived += 1;
-    this.dirty = true;
+    const leftWork = this.state.failureStreak > 0 || this.summary.pods.pending > 0;
+    if (this.seenSignals.asksForPass({ reason, readSeen: this.reader.seen, leftWork })) this.dirty = true;
   }
 
   /**
@@ -182,6 +185,7 @@ export class NodeReconciler {
     const callsFailedBefore = hasFailingCalls(this.state.failures ?? {}) || this.notices.showsCallsFailing();
     this.notices.passStarting({ callsFailing: callsFailedBefore });
     this.gc.passStarting();
+    this.seenSignals.passStarting();
     let end: PassEnd | undefined;
     try {
       end = await this.reconcile();
@@ -211,6 +215,7 @@ export class NodeReconciler {
     this.summary.lastPassEndMs = Date.now();
     // An update asking for GC is answered when the pass ends, after the status write (or when it was skipped).
     if (this.gc.passEnded()) this.dirty = true;
+    if (this.seenSignals.passEnded(failed || this.summary.pods.pending > 0)) this.dirty = true;
     if (failed) record.logFailed({ nodeName: this.nodeName, ipamState: this.summary.ipamState });
   }
 
@@ -292,6 +297,7 @@ export class NodeReconciler {
         requested: this.vSwitchRefreshRequested || this.state.needResync,
         served: () => (this.vSwitchRefreshRequested = false),
       },
+      vSwitchPeek: this.reader.vSwitchPeek,
       settings: this.settings,
       state: this.state,
       newOperator: () => this.newOperator(instanceId),

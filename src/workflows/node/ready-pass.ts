@@ -22,7 +22,7 @@ import type { EniOperator, ReadyNodeSpec } from './eni-operator.js';
 import type { GcRequests } from './gc-requests.js';
 import type { NodeDegradation } from './node-degradation.js';
 import { statusWithSyncTimes } from './node-io.js';
-import type { StatusWrite } from './node-io.js';
+import type { StatusWrite, VSwitchPeek } from './node-io.js';
 import type { NodeNotices } from './node-notices.js';
 import { blockedVSwitchesOf, exhaustedVSwitchesOf } from './node-view.js';
 import type { PassSummary } from './node-view.js';
@@ -59,6 +59,7 @@ export async function readyPass(input: {
   enis: NetworkInterfaces;
   nowMs: number;
   vSwitchRefresh: { requested: boolean; served: () => void };
+  vSwitchPeek: VSwitchPeek;
   settings: Pick<NodeIpamSettings, 'clusterId' | 'openApiSyncPeriodMs' | 'gcPeriodMs' | 'createAttemptHorizonMs'>;
   state: CarriedState;
   /** Made once the cloud side is read: it holds releases back as the degradation is then. */
@@ -78,6 +79,7 @@ export async function readyPass(input: {
     nowMs: input.nowMs,
     gates,
     vSwitchRefresh: input.vSwitchRefresh,
+    vSwitchPeek: input.vSwitchPeek,
     settings,
     state,
     record: tools.record,

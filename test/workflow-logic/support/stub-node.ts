@@ -231,6 +231,13 @@ export class StubNode {
   /** Next host number per ENI, so an ENI's addresses depend only on how many it was given, never on timing. */
   private readonly nextHost = new Map<string, number>();
   private readonly viewBases = new NodeViewBases();
+  /**
+   * The vSwitches the worker's cache holds fresh, as a read asked for them brings them (`VSwitchCache.peek`);
+   * undefined: the cache holds none, so every pass calls `describeVSwitches`.
+   */
+  cachedVSwitches: Record<string, VSwitchInfo> | undefined;
+  /** The informer versions a read reports it has seen (the worker's read cache); undefined: none (a live read). */
+  readSeen: Record<string, string> | undefined;
   private readonly subnetOf = new Map<string, number>();
 
   constructor(input: { nodeName: string; spec: NodeSpec; pods?: readonly string[]; enis?: readonly SeedEni[] }) {
@@ -412,8 +419,20 @@ export class StubNode {
           const { digest, full } = this.view();
           const base = input.base === undefined ? undefined : this.viewBases.get(this.nodeName, input.base);
           this.viewBases.remember(this.nodeName, digest, full);
-          if (input.base === undefined || base === undefined) return fullViewPage({ view: full, digest });
-          return { digest, base: input.base, changes: jsonDelta(base, full) };
+          const cached = this.cachedVSwitches;
+          const ids = input.vSwitchIds ?? [];
+          const vSwitches =
+            cached !== undefined && ids.length > 0 && ids.every((id) => cached[id] !== undefined)
+              ? {
+                  vSwitches: Object.fromEntries(
+                    ids.flatMap((id) => (cached[id] === undefined ? [] : [[id, { ...cached[id] }]])),
+                  ),
+                }
+              : {};
+          const extra = { ...vSwitches, ...(this.readSeen === undefined ? {} : { seen: { ...this.readSeen } }) };
+          if (input.base === undefined || base === undefined)
+            return { ...fullViewPage({ view: full, digest }), ...extra };
+          return { digest, base: input.base, changes: jsonDelta(base, full), ...extra };
         }),
       readNodeSnapshot: (input) => this.run('readNodeSnapshot', input, () => this.view().snapshot),
       writeNodeStatusChanges: (input) =>
