@@ -40,9 +40,10 @@ export async function degradation(context: CliContext, parsed: Parsed): Promise<
         node: nodeNameOf(info),
         level: state.degradation?.level ?? 'off',
         revision: state.degradation?.revision,
+        passRunningAt: state.degradation?.passRunningAt,
       };
     } catch {
-      return { node: nodeNameOf(info), level: 'unknown', revision: undefined };
+      return { node: nodeNameOf(info), level: 'unknown', revision: undefined, passRunningAt: undefined };
     }
   });
   const byLevel: Record<string, string[]> = {};
@@ -75,7 +76,18 @@ export async function degradation(context: CliContext, parsed: Parsed): Promise<
   context.out(`node workflows: ${seen.length}`);
   for (const key of Object.keys(byLevel).sort()) {
     const names = byLevel[key] ?? [];
-    const shown = names.slice(0, 10).join(', ');
-    context.out(`  ${key}: ${names.length}${names.length > 0 ? ` (${shown}${names.length > 10 ? ', …' : ''})` : ''}`);
+    context.out(`  ${key}: ${names.length}${names.length > 0 ? ` (${shortList(names)})` : ''}`);
   }
+  // A level is in effect for a node from its next pass: one running meanwhile finishes the calls it began.
+  const finishing = seen.filter((entry) => entry.passRunningAt !== undefined);
+  if (finishing.length > 0) {
+    context.out(
+      `  still finishing a pass begun at an earlier level: ${finishing.length} ` +
+        `(${shortList(finishing.map((entry) => `${entry.node} at ${entry.passRunningAt ?? ''}`))})`,
+    );
+  }
+}
+
+function shortList(names: readonly string[]): string {
+  return `${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''}`;
 }

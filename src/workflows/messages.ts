@@ -145,7 +145,17 @@ export interface NodeWorkflowState {
    * The degradation setting this workflow runs at (absent: never told of one, so none) and what it holds back:
    * `heldBack` names the gates closed (`cloud`, `allocate`, `release`, `sync`).
    */
-  degradation?: { level: DegradationLevel; revision: string; heldBack: string[]; summary: string };
+  degradation?: {
+    level: DegradationLevel;
+    revision: string;
+    heldBack: string[];
+    summary: string;
+    /**
+     * Set while a pass that took its gates at this other (earlier) level still runs: it finishes the calls its gates
+     * allowed (as Terway's reconcile reads the level once), and `level` holds from the next pass on.
+     */
+    passRunningAt?: DegradationLevel;
+  };
 }
 
 export const IPAM_STATES = [

@@ -85,7 +85,10 @@ function cliContext(lines: string[]): CliContext {
   };
 }
 
-/** `eniflow degradation set <level>`, then the time until the node's workflow runs at it (measured, not asserted). */
+/**
+ * `eniflow degradation set <level>`, then the time until the node's workflow runs at it (measured, not asserted):
+ * the level is in the workflow and no pass begun before it still runs.
+ */
 async function setLevel(level: 'l0' | 'l1' | 'off'): Promise<{ ms: number; lines: string[] }> {
   const lines: string[] = [];
   const startedMs = Date.now();
@@ -93,9 +96,11 @@ async function setLevel(level: 'l0' | 'l1' | 'off'): Promise<{ ms: number; lines
   await pollUntil(
     async () => {
       const state = await scenario.state();
-      return (state.degradation?.level ?? 'off') === level ? state : undefined;
+      // In effect once no pass that took its gates at the former level still runs (it finishes what it began).
+      const degradation = state.degradation;
+      return (degradation?.level ?? 'off') === level && degradation?.passRunningAt === undefined ? state : undefined;
     },
-    { description: `the workflow runs at ${level}`, timeoutMs: 10_000, intervalMs: 50 },
+    { description: `the workflow runs at ${level}`, timeoutMs: 30_000, intervalMs: 50 },
   );
   const ms = Date.now() - startedMs;
   process.stdout.write(`# degradation ${level}: set → workflow has it in ${ms} ms\n`);

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { degradationSignal, gcUpdate, reconcileSignal, stateQuery } from '../../src/workflows/messages.js';
 import { openLogicEnv, runNode, waitForState } from './support/harness.js';
 import type { LogicEnv } from './support/harness.js';
-import { StubNode, stubNodeSpec } from './support/stub-node.js';
+import { gate, StubNode, stubNodeSpec, stubPod } from './support/stub-node.js';
 import type { RecordedCall } from './support/stub-node.js';
 
 let env: LogicEnv;
@@ -83,6 +83,36 @@ describe('degradation in the node workflow', () => {
       },
       { degradation: { level: 'l0', revision: '10' } },
     );
+  });
+
+  it('a pass running when l0 arrives finishes the calls it began, says so in the query, and the next makes none', async () => {
+    const node = new StubNode({ nodeName: 'degraded-mid-pass', spec: stubNodeSpec(), pods: ['a', 'b'] });
+    const attachHeld = gate();
+    node.script('attachEni', async () => {
+      await attachHeld.opened;
+      return undefined;
+    });
+    await runNode(env, node, {}, async (workflow) => {
+      await node.waitForCalls((calls) => calls.some((call) => call.name === 'attachEni'));
+      await workflow.signal(degradationSignal, { level: 'l0', revision: '3' });
+      const midPass = await waitForState(workflow, 'l0 taken', (view) => view.degradation?.level === 'l0');
+      // Opened before asserting: a held attach would keep the workflow (and a failing test) from ending.
+      attachHeld.open();
+      assert.equal(midPass.degradation?.passRunningAt, 'off', 'the running pass took its gates at off');
+      const done = await waitForState(
+        workflow,
+        'the pass begun at off ended',
+        (view) => view.pods.withIp === 2 && view.degradation?.passRunningAt === undefined,
+      );
+      assert.equal(done.degradation?.level, 'l0');
+      // The begun create-attach ran to its end: its ENI is in use, not left half made.
+      assert.ok(node.callsOf('waitEniStatus').some((call) => call.input.status === 'InUse'));
+      const callsAtL0 = node.calls.length;
+      node.pods = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map(stubPod);
+      await workflow.signal(reconcileSignal, { reason: 'more-pods' });
+      await waitForState(workflow, 'a pass at l0', (view) => view.reconcileCount > done.reconcileCount);
+      assert.deepEqual(cloudCalls(node.calls.slice(callsAtL0)), [], 'no cloud call from a pass begun at l0');
+    });
   });
 
   it('setting or repeating a level on a node with nothing to do wakes no pass and tells nothing', async () => {

@@ -25,16 +25,34 @@ export type { PassWants } from '../../ipam/index.js';
 export class NodeDegradation {
   private readonly state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>;
 
+  /**
+   * The levels the running pass took gates at (absent between passes): a level set meanwhile is not yet in effect
+   * for it, which the `state` query says. Not carried: a run continues as new only between passes.
+   */
+  private passLevels: DegradationLevel[] | undefined;
+
   constructor(state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>) {
     this.state = state;
+  }
+
+  /** A pass begins: it acts at the level of now, and at any it takes gates at later (see {@link gates}). */
+  passStarting(): void {
+    this.passLevels = [this.level];
+  }
+
+  passEnded(): void {
+    this.passLevels = undefined;
   }
 
   get level(): DegradationLevel {
     return this.state.degradation?.level ?? 'off';
   }
 
+  /** The gates a pass acts by; taken during a pass, their level is one the pass runs at until it ends. */
   gates(): DegradationGates {
-    return degradationGates(this.level);
+    const level = this.level;
+    if (this.passLevels !== undefined && !this.passLevels.includes(level)) this.passLevels.push(level);
+    return degradationGates(level);
   }
 
   /** Takes `offered` unless the held setting is newer (or `offered` is malformed: ignored, never trusted). */
@@ -82,12 +100,21 @@ export class NodeDegradation {
     if (setting === undefined) return undefined;
     const gates = degradationGates(setting.level);
     const heldBack = (Object.keys(gates) as (keyof DegradationGates)[]).filter((gate) => !gates[gate]).sort();
-    return { level: setting.level, revision: setting.revision, heldBack, summary: degradationSummary(setting.level) };
+    const view: NonNullable<NodeWorkflowState['degradation']> = {
+      level: setting.level,
+      revision: setting.revision,
+      heldBack,
+      summary: degradationSummary(setting.level),
+    };
+    const passRunningAt = this.passLevels?.find((level) => level !== setting.level);
+    if (passRunningAt !== undefined) view.passRunningAt = passRunningAt;
+    return view;
   }
 
   /** The answer to a `gc` update while releasing is held back: at once, since no pass would release anything. */
   gcDeferral(): GcResult | undefined {
-    if (this.gates().release) return undefined;
+    // Only words for an answer: asked by the `gc` update's handler too, it takes no gates for a pass.
+    if (degradationGates(this.level).release) return undefined;
     return {
       releasedIps: [],
       removedEnis: [],

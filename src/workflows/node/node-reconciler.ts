@@ -186,6 +186,7 @@ export class NodeReconciler {
     this.notices.passStarting({ callsFailing: callsFailedBefore });
     this.gc.passStarting();
     this.seenSignals.passStarting();
+    this.degradation.passStarting();
     let end: PassEnd | undefined;
     try {
       end = await this.reconcile();
@@ -193,6 +194,7 @@ export class NodeReconciler {
       this.summary.ipamState = 'Error';
       record.record({ operation: 'reconcile', failure: stepFailure(error) }, { ledger: true });
     }
+    this.degradation.passEnded();
     const failed = end?.failed ?? true;
     record.settle(end?.scope ?? 'threw');
     // The condition follows the ledger after every completed pass (a no-op unless it changes or is due a heartbeat).
