@@ -201,6 +201,7 @@ export function planEniAllocations(input: {
     limits,
     randomValue: input.randomValue,
     remaining: { ...demand },
+    createHeadroom: createHeadroomOf(input, families, demand),
     vSwitches: copyVSwitches(input.vSwitches),
     allocations: [],
     problems: [],
@@ -232,6 +233,8 @@ interface PlanRun {
   randomValue: number;
   /** Pairs still wanted per pool. */
   remaining: Pools;
+  /** Pairs the plan's new normal ENIs may carry beyond `remaining` (see {@link createHeadroomOf}); used up by them. */
+  createHeadroom: CreateHeadroom;
   /** The vSwitches with what the allocations planned so far leave them. */
   vSwitches: Record<string, VSwitchInfo>;
   allocations: EniAllocation[];
@@ -263,6 +266,41 @@ function demandOf(
     .reduce((sum, eni) => sum + idlePairs(eni, families), 0);
   const minPoolTopUp = Math.max(0, (input.spec.pool?.minPoolSize ?? 0) - idleNormal);
   return { normal: Math.max(waiting(false) + minPoolTopUp, input.warmUpDemand ?? 0), erdma: waiting(true) };
+}
+
+/**
+ * How many pairs beyond the demand the plan's new normal ENIs may carry, so that the pods arriving next find their
+ * addresses without an assign call (a create carries up to 49 at no extra cost; each later assign is one call):
+ * - a node's first ENI opened for waiting pods (no usable normal ENI yet) takes its whole quota: a node whose first
+ *   pods wait is being filled (a scale-up, a cold pool), and the pods scheduled while the ENI attaches would
+ *   otherwise cost a top-up assign on it, or a second create. Terway creates with at most 10 and assigns the rest
+ *   ten per pass. The price when no more pods come: the idle addresses above `maxPoolSize` are released one pool
+ *   period later (the usual shrink, one unassign per ten).
+ * - otherwise up to `maxPoolSize` idle once the demand is served: the pool keeps that many idle anyway, so the
+ *   headroom never costs an unassign.
+ * A create with no pod waiting (a `minPoolSize` top-up, warm-up) carries exactly what the pool asks for.
+ */
+function createHeadroomOf(
+  input: Pick<Parameters<typeof planEniAllocations>[0], 'spec' | 'enis' | 'unsatisfied'>,
+  families: readonly IpFamily[],
+  demand: Pools,
+): CreateHeadroom {
+  const normalEnis = sortedKeys(input.enis)
+    .flatMap((id) => input.enis[id] ?? [])
+    .filter((eni) => usable(eni) && !isHighPerformance(eni) && eniKindOf(eni) !== undefined);
+  const waiting = input.unsatisfied.filter((pod) => pod.reason === 'noIdleIp' && !pod.request.requireErdma).length;
+  const idleNow = normalEnis.reduce((sum, eni) => sum + idlePairs(eni, families), 0);
+  // What stays idle once the waiting pods have theirs: today's idle plus what the demand adds beyond those pods.
+  const idleAfter = idleNow + Math.max(0, demand.normal - waiting);
+  // Without pods waiting (a minPoolSize top-up, warm-up) the create is the pool's own ask: exactly that.
+  if (waiting === 0) return { fillFirst: false, idle: 0 };
+  return { fillFirst: normalEnis.length === 0, idle: Math.max(0, (input.spec.pool?.maxPoolSize ?? 0) - idleAfter) };
+}
+
+/** What {@link createHeadroomOf} allows: the first new ENI filled to its quota, else up to `idle` pairs. */
+interface CreateHeadroom {
+  fillFirst: boolean;
+  idle: number;
 }
 
 function copyVSwitches(vSwitches: Readonly<Record<string, VSwitchInfo>>): Record<string, VSwitchInfo> {
@@ -318,9 +356,23 @@ function planNewEni(run: PlanRun, kind: EniKind): void {
   const { families, perAdapter } = run.limits;
   const quota = Math.min(...families.map((family) => perAdapter[family]));
   const pairs = Math.min(run.remaining[pool], quota, choice.vSwitch.availableIpCount);
-  const count = Math.max(kind === 'trunk' ? 1 : 0, pairs);
+  // Only an ENI the demand opens carries headroom: the create is made anyway, the extra addresses cost no call.
+  const room = run.createHeadroom;
+  const headroom =
+    pool === 'normal' && pairs > 0
+      ? Math.max(
+          0,
+          Math.min(room.fillFirst ? quota : room.idle, quota - pairs, choice.vSwitch.availableIpCount - pairs),
+        )
+      : 0;
+  const count = Math.max(kind === 'trunk' ? 1 : 0, pairs + headroom);
   if (count === 0 || quota <= 0) return;
   run.remaining[pool] = Math.max(0, run.remaining[pool] - pairs);
+  if (pool === 'normal' && pairs > 0) {
+    // The first ENI's fill counts toward the idle the pool may keep: later creates of the plan carry only the rest.
+    room.fillFirst = false;
+    room.idle = Math.max(0, room.idle - headroom);
+  }
   run.allocations.push(newEniAllocation({ eniKind: kind, vSwitchId: choice.vSwitch.vSwitchId, families, count }));
   const chosen = run.vSwitches[choice.vSwitch.vSwitchId];
   if (chosen !== undefined) chosen.availableIpCount -= families.includes('ipv4') ? count : 0;
