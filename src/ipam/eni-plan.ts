@@ -278,10 +278,11 @@ function demandOf(
  *   period later (the usual shrink, one unassign per ten).
  * - otherwise up to `maxPoolSize` idle once the demand is served: the pool keeps that many idle anyway, so the
  *   headroom never costs an unassign.
- * A create with no pod waiting (a `minPoolSize` top-up, warm-up) carries exactly what the pool asks for.
+ * A create with no pod waiting (a `minPoolSize` top-up), or while warm-up's rest is more than the pods, carries
+ * exactly what the pool asks for.
  */
 function createHeadroomOf(
-  input: Pick<Parameters<typeof planEniAllocations>[0], 'spec' | 'enis' | 'unsatisfied'>,
+  input: Pick<Parameters<typeof planEniAllocations>[0], 'spec' | 'enis' | 'unsatisfied' | 'warmUpDemand'>,
   families: readonly IpFamily[],
   demand: Pools,
 ): CreateHeadroom {
@@ -292,8 +293,10 @@ function createHeadroomOf(
   const idleNow = normalEnis.reduce((sum, eni) => sum + idlePairs(eni, families), 0);
   // What stays idle once the waiting pods have theirs: today's idle plus what the demand adds beyond those pods.
   const idleAfter = idleNow + Math.max(0, demand.normal - waiting);
-  // Without pods waiting (a minPoolSize top-up, warm-up) the create is the pool's own ask: exactly that.
-  if (waiting === 0) return { fillFirst: false, idle: 0 };
+  const minPoolTopUp = Math.max(0, (input.spec.pool?.minPoolSize ?? 0) - idleNow);
+  // Without pods waiting (a minPoolSize top-up), or while warm-up asks for more than the pods (its target is the
+  // user's own sizing), the creates carry exactly what the pool asks for.
+  if (waiting === 0 || (input.warmUpDemand ?? 0) > waiting + minPoolTopUp) return { fillFirst: false, idle: 0 };
   return { fillFirst: normalEnis.length === 0, idle: Math.max(0, (input.spec.pool?.maxPoolSize ?? 0) - idleAfter) };
 }
 
