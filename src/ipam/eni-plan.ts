@@ -171,7 +171,8 @@ function idlePairs(eni: Readonly<NetworkInterface>, families: readonly IpFamily[
  * Decides how many IPs to add per ENI and which ENIs to create (the reference's `addIP` planning), so that every
  * pending pod can be served and `minPoolSize` idle IPs remain, and no more than that is asked for. Each ENI is taken
  * to its quota before the next slot is used: an existing ENI by one assign of any size (made in calls of ten), a new
- * one by a create sized for what is still wanted (what the create cannot carry is assigned once it is attached), so a
+ * one by a create sized for what is still wanted and, for waiting pods, some headroom ({@link createHeadroomOf}: the
+ * pods arriving next need no assign) — what the create cannot carry is assigned once it is attached —, so a
  * node opens only the ENIs its demand needs; Terway's ten per ENI per pass opens a second ENI while the first has room.
  * On a dual-stack node demand is counted in IPv4+IPv6 pairs on the same ENI, because a pod's
  * two addresses must share one ENI. ERDMA pods are served only by HighPerformance ENIs and do not count toward
@@ -343,8 +344,8 @@ function planExistingEni(run: PlanRun, slot: { kind: EniKind; eni: Readonly<Netw
 }
 
 /**
- * A new ENI's slot: one create sized for what is still wanted, up to the ENI's quota and its vSwitch's free
- * addresses. A trunk ENI is created even without demand (pods of trunk mode need it), with at least one of each family.
+ * A new ENI's slot: one create sized for what is still wanted plus the plan's headroom, up to the ENI's quota and its
+ * vSwitch's free addresses. A trunk ENI is created even without demand (pods of trunk mode need it), with at least one of each family.
  */
 function planNewEni(run: PlanRun, kind: EniKind): void {
   const pool = kind === 'erdma' ? 'erdma' : 'normal';
