@@ -3,6 +3,8 @@ import { sortEnisForAllocation } from './eni-records.js';
 import { sortedKeys } from './node-model.js';
 import type { EniTrafficMode, IpFamily, NetworkInterface, NetworkInterfaces, NodeSpec } from './node-model.js';
 import type { UnsatisfiedPod } from './local-pool.js';
+import { assignCallCount, planHeadroom } from './create-headroom.js';
+import type { CreateHeadroom } from './create-headroom.js';
 import { chooseVSwitchForSpec } from './vswitch-choice.js';
 import type { VSwitchInfo } from './vswitch-choice.js';
 
@@ -202,7 +204,7 @@ export function planEniAllocations(input: {
     limits,
     randomValue: input.randomValue,
     remaining: { ...demand },
-    createHeadroom: createHeadroomOf(input, families, demand),
+    createHeadroom: headroomOf(input, families, demand),
     vSwitches: copyVSwitches(input.vSwitches),
     allocations: [],
     problems: [],
@@ -234,7 +236,7 @@ interface PlanRun {
   randomValue: number;
   /** Pairs still wanted per pool. */
   remaining: Pools;
-  /** Pairs the plan's new normal ENIs may carry beyond `remaining` (see {@link createHeadroomOf}); used up by them. */
+  /** Pairs the plan's creates and assigns may carry beyond `remaining` (see `planHeadroom`); used up by them. */
   createHeadroom: CreateHeadroom;
   /** The vSwitches with what the allocations planned so far leave them. */
   vSwitches: Record<string, VSwitchInfo>;
@@ -269,20 +271,8 @@ function demandOf(
   return { normal: Math.max(waiting(false) + minPoolTopUp, input.warmUpDemand ?? 0), erdma: waiting(true) };
 }
 
-/**
- * How many pairs beyond the demand the plan's new normal ENIs may carry, so that the pods arriving next find their
- * addresses without an assign call (a create carries up to 49 at no extra cost; each later assign is one call):
- * - a node's first ENI opened for waiting pods (no usable normal ENI yet) takes its whole quota: a node whose first
- *   pods wait is being filled (a scale-up, a cold pool), and the pods scheduled while the ENI attaches would
- *   otherwise cost a top-up assign on it, or a second create. Terway creates with at most 10 and assigns the rest
- *   ten per pass. The price when no more pods come: the idle addresses above `maxPoolSize` are released one pool
- *   period later (the usual shrink, one unassign per ten).
- * - otherwise up to `maxPoolSize` idle once the demand is served: the pool keeps that many idle anyway, so the
- *   headroom never costs an unassign.
- * A create with no pod waiting (a `minPoolSize` top-up), or while warm-up's rest is more than the pods, carries
- * exactly what the pool asks for.
- */
-function createHeadroomOf(
+/** The inputs of `planHeadroom`, read from the node: its usable normal ENIs and the pods waiting. */
+function headroomOf(
   input: Pick<Parameters<typeof planEniAllocations>[0], 'spec' | 'enis' | 'unsatisfied' | 'warmUpDemand'>,
   families: readonly IpFamily[],
   demand: Pools,
@@ -290,21 +280,15 @@ function createHeadroomOf(
   const normalEnis = sortedKeys(input.enis)
     .flatMap((id) => input.enis[id] ?? [])
     .filter((eni) => usable(eni) && !isHighPerformance(eni) && eniKindOf(eni) !== undefined);
-  const waiting = input.unsatisfied.filter((pod) => pod.reason === 'noIdleIp' && !pod.request.requireErdma).length;
-  const idleNow = normalEnis.reduce((sum, eni) => sum + idlePairs(eni, families), 0);
-  // What stays idle once the waiting pods have theirs: today's idle plus what the demand adds beyond those pods.
-  const idleAfter = idleNow + Math.max(0, demand.normal - waiting);
-  const minPoolTopUp = Math.max(0, (input.spec.pool?.minPoolSize ?? 0) - idleNow);
-  // Without pods waiting (a minPoolSize top-up), or while warm-up asks for more than the pods (its target is the
-  // user's own sizing), the creates carry exactly what the pool asks for.
-  if (waiting === 0 || (input.warmUpDemand ?? 0) > waiting + minPoolTopUp) return { fillFirst: false, idle: 0 };
-  return { fillFirst: normalEnis.length === 0, idle: Math.max(0, (input.spec.pool?.maxPoolSize ?? 0) - idleAfter) };
-}
-
-/** What {@link createHeadroomOf} allows: the first new ENI filled to its quota, else up to `idle` pairs. */
-interface CreateHeadroom {
-  fillFirst: boolean;
-  idle: number;
+  return planHeadroom({
+    hasNormalEni: normalEnis.length > 0,
+    idleNow: normalEnis.reduce((sum, eni) => sum + idlePairs(eni, families), 0),
+    waiting: input.unsatisfied.filter((pod) => pod.reason === 'noIdleIp' && !pod.request.requireErdma).length,
+    demand: demand.normal,
+    minPoolSize: input.spec.pool?.minPoolSize ?? 0,
+    maxPoolSize: input.spec.pool?.maxPoolSize ?? 0,
+    warmUpDemand: input.warmUpDemand ?? 0,
+  });
 }
 
 function copyVSwitches(vSwitches: Readonly<Record<string, VSwitchInfo>>): Record<string, VSwitchInfo> {
@@ -334,13 +318,29 @@ function planExistingEni(run: PlanRun, slot: { kind: EniKind; eni: Readonly<Netw
   if (!grown.isFull) run.hasAllocatableEni = true;
   if (grown.pairs === 0) return;
   run.remaining[pool] -= grown.pairs;
+  // Headroom rides along only as far as it adds no call: the last call of ten has room.
+  let chosen = grown;
+  for (let extra = pool === 'normal' ? run.createHeadroom.idle : 0; extra > 0; extra -= 1) {
+    const more = growExistingEni(eni, run.limits, {
+      pairs: grown.pairs + extra,
+      vSwitchFree: vSwitch?.availableIpCount,
+    });
+    if (
+      more.pairs > grown.pairs &&
+      assignCallCount(more.counts, MAX_IPS_PER_CALL) === assignCallCount(grown.counts, MAX_IPS_PER_CALL)
+    ) {
+      chosen = more;
+      break;
+    }
+  }
+  run.createHeadroom.idle -= chosen.pairs - grown.pairs;
   run.allocations.push({
     kind: 'assignIps',
     eniId: eni.id,
-    ipv4Count: grown.counts.ipv4,
-    ipv6Count: grown.counts.ipv6,
+    ipv4Count: chosen.counts.ipv4,
+    ipv6Count: chosen.counts.ipv6,
   });
-  if (vSwitch !== undefined) vSwitch.availableIpCount -= grown.counts.ipv4;
+  if (vSwitch !== undefined) vSwitch.availableIpCount -= chosen.counts.ipv4;
 }
 
 /**

@@ -194,6 +194,23 @@ describe('one create per ENI that is needed', () => {
     assert.deepEqual(pass({ spec: noIdle, enis: enisOf(full), requests: pods(3) }).plan.allocations, [create(3)]);
   });
 
+  it('an assign for waiting pods carries idle up to maxPoolSize only as far as it adds no call', () => {
+    const oneUsed = enisOf(anEni('eni-1', { ipv4: [{ ...v4Range('10.0.0', { count: 1 })[0]!, podID: 'ns/x' }] }));
+    const spec = spec15();
+    const assign = (ipv4Count: number) => [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count, ipv6Count: 0 }];
+    // 3 pods: one call of 3 + 5 idle.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(3) }).plan.allocations, assign(8));
+    // 9 pods: one call; only 1 more fits in it.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(9) }).plan.allocations, assign(10));
+    // 10 pods: a full call; an idle address more would take a second call.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(10) }).plan.allocations, assign(10));
+    // 12 pods: two calls (10 + 2); up to the quota (14 secondary) in the second.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(12) }).plan.allocations, assign(14));
+    // No pod waiting: a minPoolSize top-up is exactly that.
+    const topUp = spec15({ pool: { minPoolSize: 2, maxPoolSize: 5 } });
+    assert.deepEqual(pass({ spec: topUp, enis: oneUsed, requests: [] }).plan.allocations, assign(2));
+  });
+
   it('no pod waiting (a minPoolSize top-up): the create carries exactly the top-up', () => {
     const spec = spec15({ pool: { minPoolSize: 2, maxPoolSize: 5 } });
     assert.deepEqual(pass({ spec, enis: {}, requests: [] }).plan.allocations, [create(2)]);

@@ -154,7 +154,8 @@ describe('planEniAllocations', () => {
       spec: aSpec({ nodeCap: { ...aSpec().nodeCap, ipv4PerAdapter: 30 } }),
       enis: enisOf(anEni('eni-1', { ipv4: [anIp('10.0.0.1', { primary: true, pod: 'ns/x' })] })),
       unsatisfied: pending(25),
-      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 25, ipv6Count: 0 }],
+      // 25 and 4 idle more (within maxPoolSize 5 and the quota): still three calls of ten.
+      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 29, ipv6Count: 0 }],
     },
     {
       name: 'a full ENI is skipped and the shortfall is reported when no slot is left',
@@ -176,7 +177,8 @@ describe('planEniAllocations', () => {
         }),
       ),
       unsatisfied: pending(3, { v6: true }),
-      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 1, ipv6Count: 3 }],
+      // 3 pairs, and 5 idle pairs more (maxPoolSize 5) in the same two calls.
+      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 6, ipv6Count: 8 }],
     },
     {
       name: 'dual-stack: a new ENI gets as many IPv6 as IPv4 addresses (a first ENI: its quota of pairs)',
@@ -231,7 +233,8 @@ describe('planEniAllocations', () => {
       ],
       expected: [
         { kind: 'assignIps', eniId: 'eni-hp', ipv4Count: 1, ipv6Count: 0 },
-        { kind: 'assignIps', eniId: 'eni-s', ipv4Count: 1, ipv6Count: 0 },
+        // The normal pod's assign carries idle up to maxPoolSize (5) in its one call; the ERDMA one does not.
+        { kind: 'assignIps', eniId: 'eni-s', ipv4Count: 6, ipv6Count: 0 },
       ],
     },
     {
