@@ -101,6 +101,8 @@ export function createEcsActivities(deps: EcsActivityDeps) {
       const log = logFor({ eniId: input.eniId, instanceId: input.instanceId });
       try {
         const result = await deps.ecs.attachEni(input);
+        // Its answer's time, not the send's: a client-side limiter may hold the call, and an early describe is wasted.
+        attachPolls.attachSent(input.eniId, Date.now());
         deps.cloudOutcomes?.succeeded('attachEni');
         log.info({ requestId: result.requestId }, 'Attach requested');
       } catch (error) {

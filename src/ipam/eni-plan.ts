@@ -3,6 +3,8 @@ import { sortEnisForAllocation } from './eni-records.js';
 import { sortedKeys } from './node-model.js';
 import type { EniTrafficMode, IpFamily, NetworkInterface, NetworkInterfaces, NodeSpec } from './node-model.js';
 import type { UnsatisfiedPod } from './local-pool.js';
+import { assignCallCount, planHeadroom } from './create-headroom.js';
+import type { CreateHeadroom } from './create-headroom.js';
 import { chooseVSwitchForSpec } from './vswitch-choice.js';
 import type { VSwitchInfo } from './vswitch-choice.js';
 
@@ -171,7 +173,8 @@ function idlePairs(eni: Readonly<NetworkInterface>, families: readonly IpFamily[
  * Decides how many IPs to add per ENI and which ENIs to create (the reference's `addIP` planning), so that every
  * pending pod can be served and `minPoolSize` idle IPs remain, and no more than that is asked for. Each ENI is taken
  * to its quota before the next slot is used: an existing ENI by one assign of any size (made in calls of ten), a new
- * one by a create sized for what is still wanted (what the create cannot carry is assigned once it is attached), so a
+ * one by a create sized for what is still wanted and, for waiting pods, some headroom ({@link createHeadroomOf}: the
+ * pods arriving next need no assign) — what the create cannot carry is assigned once it is attached —, so a
  * node opens only the ENIs its demand needs; Terway's ten per ENI per pass opens a second ENI while the first has room.
  * On a dual-stack node demand is counted in IPv4+IPv6 pairs on the same ENI, because a pod's
  * two addresses must share one ENI. ERDMA pods are served only by HighPerformance ENIs and do not count toward
@@ -201,6 +204,7 @@ export function planEniAllocations(input: {
     limits,
     randomValue: input.randomValue,
     remaining: { ...demand },
+    createHeadroom: headroomOf(input, families, demand),
     vSwitches: copyVSwitches(input.vSwitches),
     allocations: [],
     problems: [],
@@ -232,6 +236,8 @@ interface PlanRun {
   randomValue: number;
   /** Pairs still wanted per pool. */
   remaining: Pools;
+  /** Pairs the plan's creates and assigns may carry beyond `remaining` (see `planHeadroom`); used up by them. */
+  createHeadroom: CreateHeadroom;
   /** The vSwitches with what the allocations planned so far leave them. */
   vSwitches: Record<string, VSwitchInfo>;
   allocations: EniAllocation[];
@@ -265,6 +271,26 @@ function demandOf(
   return { normal: Math.max(waiting(false) + minPoolTopUp, input.warmUpDemand ?? 0), erdma: waiting(true) };
 }
 
+/** The inputs of `planHeadroom`, read from the node: its usable normal ENIs and the pods waiting. */
+function headroomOf(
+  input: Pick<Parameters<typeof planEniAllocations>[0], 'spec' | 'enis' | 'unsatisfied' | 'warmUpDemand'>,
+  families: readonly IpFamily[],
+  demand: Pools,
+): CreateHeadroom {
+  const normalEnis = sortedKeys(input.enis)
+    .flatMap((id) => input.enis[id] ?? [])
+    .filter((eni) => usable(eni) && !isHighPerformance(eni) && eniKindOf(eni) !== undefined);
+  return planHeadroom({
+    hasNormalEni: normalEnis.length > 0,
+    idleNow: normalEnis.reduce((sum, eni) => sum + idlePairs(eni, families), 0),
+    waiting: input.unsatisfied.filter((pod) => pod.reason === 'noIdleIp' && !pod.request.requireErdma).length,
+    demand: demand.normal,
+    minPoolSize: input.spec.pool?.minPoolSize ?? 0,
+    maxPoolSize: input.spec.pool?.maxPoolSize ?? 0,
+    warmUpDemand: input.warmUpDemand ?? 0,
+  });
+}
+
 function copyVSwitches(vSwitches: Readonly<Record<string, VSwitchInfo>>): Record<string, VSwitchInfo> {
   const copy: Record<string, VSwitchInfo> = {};
   for (const id of sortedKeys(vSwitches)) {
@@ -292,18 +318,34 @@ function planExistingEni(run: PlanRun, slot: { kind: EniKind; eni: Readonly<Netw
   if (!grown.isFull) run.hasAllocatableEni = true;
   if (grown.pairs === 0) return;
   run.remaining[pool] -= grown.pairs;
+  // Headroom rides along only as far as it adds no call: the last call of ten has room.
+  let chosen = grown;
+  for (let extra = pool === 'normal' ? run.createHeadroom.idle : 0; extra > 0; extra -= 1) {
+    const more = growExistingEni(eni, run.limits, {
+      pairs: grown.pairs + extra,
+      vSwitchFree: vSwitch?.availableIpCount,
+    });
+    if (
+      more.pairs > grown.pairs &&
+      assignCallCount(more.counts, MAX_IPS_PER_CALL) === assignCallCount(grown.counts, MAX_IPS_PER_CALL)
+    ) {
+      chosen = more;
+      break;
+    }
+  }
+  run.createHeadroom.idle -= chosen.pairs - grown.pairs;
   run.allocations.push({
     kind: 'assignIps',
     eniId: eni.id,
-    ipv4Count: grown.counts.ipv4,
-    ipv6Count: grown.counts.ipv6,
+    ipv4Count: chosen.counts.ipv4,
+    ipv6Count: chosen.counts.ipv6,
   });
-  if (vSwitch !== undefined) vSwitch.availableIpCount -= grown.counts.ipv4;
+  if (vSwitch !== undefined) vSwitch.availableIpCount -= chosen.counts.ipv4;
 }
 
 /**
- * A new ENI's slot: one create sized for what is still wanted, up to the ENI's quota and its vSwitch's free
- * addresses. A trunk ENI is created even without demand (pods of trunk mode need it), with at least one of each family.
+ * A new ENI's slot: one create sized for what is still wanted plus the plan's headroom, up to the ENI's quota and its
+ * vSwitch's free addresses. A trunk ENI is created even without demand (pods of trunk mode need it), with at least one of each family.
  */
 function planNewEni(run: PlanRun, kind: EniKind): void {
   const pool = kind === 'erdma' ? 'erdma' : 'normal';
@@ -318,9 +360,23 @@ function planNewEni(run: PlanRun, kind: EniKind): void {
   const { families, perAdapter } = run.limits;
   const quota = Math.min(...families.map((family) => perAdapter[family]));
   const pairs = Math.min(run.remaining[pool], quota, choice.vSwitch.availableIpCount);
-  const count = Math.max(kind === 'trunk' ? 1 : 0, pairs);
+  // Only an ENI the demand opens carries headroom: the create is made anyway, the extra addresses cost no call.
+  const room = run.createHeadroom;
+  const headroom =
+    pool === 'normal' && pairs > 0
+      ? Math.max(
+          0,
+          Math.min(room.fillFirst ? quota : room.idle, quota - pairs, choice.vSwitch.availableIpCount - pairs),
+        )
+      : 0;
+  const count = Math.max(kind === 'trunk' ? 1 : 0, pairs + headroom);
   if (count === 0 || quota <= 0) return;
   run.remaining[pool] = Math.max(0, run.remaining[pool] - pairs);
+  if (pool === 'normal' && pairs > 0) {
+    // The first ENI's fill counts toward the idle the pool may keep: later creates of the plan carry only the rest.
+    room.fillFirst = false;
+    room.idle = Math.max(0, room.idle - headroom);
+  }
   run.allocations.push(newEniAllocation({ eniKind: kind, vSwitchId: choice.vSwitch.vSwitchId, families, count }));
   const chosen = run.vSwitches[choice.vSwitch.vSwitchId];
   if (chosen !== undefined) chosen.availableIpCount -= families.includes('ipv4') ? count : 0;
@@ -339,37 +395,4 @@ function newEniAllocation(input: {
   const ipv6Count = Math.min(ipv6, MAX_IPV6_AT_CREATE);
   const fill = ipv4Count < ipv4 || ipv6Count < ipv6 ? { fillTo: { ipv4Count: ipv4, ipv6Count: ipv6 } } : {};
   return { kind: 'createEni', eniKind: input.eniKind, vSwitchId: input.vSwitchId, ipv4Count, ipv6Count, ...fill };
-}
-
-/**
- * The assign calls for an ENI's counts, each of at most {@link MAX_IPS_PER_CALL} addresses, IPv4 and IPv6 in turn so
- * that a failure part-way leaves pairs rather than addresses of one family. Made one after the other on the ENI.
- */
-export function assignCalls(counts: { ipv4Count: number; ipv6Count: number }): { family: IpFamily; count: number }[] {
-  const calls: { family: IpFamily; count: number }[] = [];
-  const left: Record<IpFamily, number> = { ipv4: Math.max(0, counts.ipv4Count), ipv6: Math.max(0, counts.ipv6Count) };
-  while (left.ipv4 + left.ipv6 > 0) {
-    for (const family of ['ipv4', 'ipv6'] as const) {
-      const count = Math.min(left[family], MAX_IPS_PER_CALL);
-      if (count > 0) calls.push({ family, count });
-      left[family] -= count;
-    }
-  }
-  return calls;
-}
-
-/**
- * What to assign to a new ENI once attached so that it holds what its planned create asked for (`fillTo`, else the
- * create's counts): the planned count minus the addresses the cloud ENI has. The ENI may be one the plan's create
- * made, or one it stands for (an open intent re-issued, an ENI awaiting attach): never less than nothing.
- */
-export function fillAfterAttach(
-  planned: Extract<EniAllocation, { kind: 'createEni' }>,
-  has: { ipv4: number; ipv6: number },
-): { ipv4Count: number; ipv6Count: number } {
-  const wanted = planned.fillTo ?? { ipv4Count: planned.ipv4Count, ipv6Count: planned.ipv6Count };
-  return {
-    ipv4Count: Math.max(0, wanted.ipv4Count - has.ipv4),
-    ipv6Count: Math.max(0, wanted.ipv6Count - has.ipv6),
-  };
 }

@@ -12,6 +12,8 @@ export * from './cloud-eni.js';
 export * from './openapi-merge.js';
 export * from './vswitch-choice.js';
 export * from './eni-plan.js';
+export * from './eni-calls.js';
+export * from './create-headroom.js';
 export * from './release-plan.js';
 export * from './gc-plan.js';
 export * from './conditions.js';

@@ -1,7 +1,7 @@
 /**
  * One create per ENI that is needed (issue 29, point 3): every ENI is taken to its quota before another is opened,
- * a cold create is sized for the pods already waiting, and what a create cannot carry is assigned to that ENI once
- * it is attached. Table rows, then a few passes carried out on paper (`carryOutAllocations`) with the pods that wait.
+ * a node's first ENI for waiting pods takes its whole quota and a later create carries up to maxPoolSize idle (the
+ * pods arriving next need no assign call), and what a create cannot carry is assigned to that ENI once it is attached. Table rows, then a few passes carried out on paper (`carryOutAllocations`) with the pods that wait.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -76,10 +76,10 @@ describe('one create per ENI that is needed', () => {
     unmet?: number;
   }[] = [
     {
-      name: '27 pods on a cold node of 15-address ENIs: 2 creates (15 + 12), not 3 of at most 10',
+      name: '27 pods on a cold node of 15-address ENIs: 2 creates (15 + 12 and 3 idle, within maxPoolSize 5)',
       spec: spec15(),
       requests: pods(27),
-      expected: [create(15), create(12)],
+      expected: [create(15), create(15)],
     },
     {
       name: '20 pods on a cold node of 10-address ENIs: 2 creates of 10',
@@ -94,13 +94,13 @@ describe('one create per ENI that is needed', () => {
         anEni('eni-1', { ipv4: v4Range('10.0.0', { count: 3 }).map((ip, i) => ({ ...ip, podID: `ns/x${i}` })) }),
       ),
       requests: pods(20),
-      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 12, ipv6Count: 0 }, create(8)],
+      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 12, ipv6Count: 0 }, create(13)],
     },
     {
-      name: 'pods + minPoolSize, not more: 27 pods and minPoolSize 2 ask for 29 addresses',
+      name: 'pods + minPoolSize + idle up to maxPoolSize: 27 pods, pool 2–5: 29 addresses asked for, 30 carried',
       spec: spec15({ pool: { minPoolSize: 2, maxPoolSize: 5 } }),
       requests: pods(27),
-      expected: [create(15), create(14)],
+      expected: [create(15), create(15)],
     },
     {
       name: 'warm-up and waiting pods are not added: warm-up 20 with 5 pods waiting asks for 20',
@@ -122,7 +122,7 @@ describe('one create per ENI that is needed', () => {
       spec: spec15({ eni: { ...spec15().eni, vSwitchOptions: ['vsw-a', 'vsw-b'] } }),
       requests: pods(27),
       vSwitches: vSwitchesOf(aVSwitch('vsw-a', { availableIpCount: 9 }), aVSwitch('vsw-b')),
-      expected: [create(9), create(15, { vSwitchId: 'vsw-b' }), create(3, { vSwitchId: 'vsw-b' })],
+      expected: [create(9), create(15, { vSwitchId: 'vsw-b' }), create(8, { vSwitchId: 'vsw-b' })],
     },
     {
       name: 'dual-stack: a create carries at most 10 IPv6; the pair count is filled once attached',
@@ -134,7 +134,7 @@ describe('one create per ENI that is needed', () => {
       name: 'a create carries at most 49 secondary IPv4; the rest of a larger quota is filled once attached',
       spec: aSpec({ nodeCap: { ...aSpec().nodeCap, ipv4PerAdapter: 60 } }),
       requests: pods(55),
-      expected: [create(50, { fillTo: { ipv4Count: 55, ipv6Count: 0 } })],
+      expected: [create(50, { fillTo: { ipv4Count: 60, ipv6Count: 0 } })],
     },
   ];
   for (const row of rows) {
@@ -162,13 +162,58 @@ describe('one create per ENI that is needed', () => {
     assert.deepEqual(second.plan.allocations, []);
   });
 
-  it('pods arriving in waves (10, then 17) open 2 ENIs in all: the second wave fills the first ENI first', () => {
+  it('pods arriving in waves (10, then 17) open 2 ENIs in all and make no assign: the first ENI took its quota', () => {
     const first = pass({ spec: spec15(), enis: {}, requests: pods(10) });
-    assert.deepEqual(first.plan.allocations, [create(10)]);
+    assert.deepEqual(first.plan.allocations, [create(15)]);
     const second = pass({ spec: spec15(), enis: first.enis, requests: pods(27) });
-    assert.equal(second.plan.allocations[0]?.kind, 'assignIps');
-    assert.equal(creates(first.plan) + creates(second.plan), 2);
+    assert.deepEqual(second.plan.allocations, [create(15)]);
     assert.equal(second.waiting, 0);
+    assert.equal(idle(second.enis), 3);
+  });
+
+  it('the cold 40 × 20 node (pool 0–5): 5 pods, then 20: 2 creates, no assign, 5 idle at the end', () => {
+    const first = pass({ spec: spec15(), enis: {}, requests: pods(5) });
+    assert.deepEqual(first.plan.allocations, [create(15)]);
+    const second = pass({ spec: spec15(), enis: first.enis, requests: pods(20) });
+    // 10 of the 15 served from the first ENI's idle addresses, 5 and maxPoolSize idle on the new one.
+    assert.deepEqual(second.plan.allocations, [create(10)]);
+    assert.equal(second.waiting, 0);
+    assert.equal(idle(second.enis), 5);
+    const third = pass({ spec: spec15(), enis: second.enis, requests: pods(20) });
+    assert.deepEqual(third.plan.allocations, []);
+  });
+
+  it('a node with an ENI already: a create carries the pods and up to maxPoolSize idle, never more', () => {
+    const full = anEni('eni-1', {
+      ipv4: v4Range('10.0.0', { count: 15 }).map((ip, i) => ({ ...ip, podID: `ns/x${String(i)}` })),
+    });
+    const spec = spec15({ pool: { minPoolSize: 0, maxPoolSize: 4 } });
+    assert.deepEqual(pass({ spec, enis: enisOf(full), requests: pods(3) }).plan.allocations, [create(7)]);
+    assert.deepEqual(pass({ spec, enis: enisOf(full), requests: pods(13) }).plan.allocations, [create(15)]);
+    const noIdle = spec15({ pool: { minPoolSize: 0, maxPoolSize: 0 } });
+    assert.deepEqual(pass({ spec: noIdle, enis: enisOf(full), requests: pods(3) }).plan.allocations, [create(3)]);
+  });
+
+  it('an assign for waiting pods carries idle up to maxPoolSize only as far as it adds no call', () => {
+    const oneUsed = enisOf(anEni('eni-1', { ipv4: [{ ...v4Range('10.0.0', { count: 1 })[0]!, podID: 'ns/x' }] }));
+    const spec = spec15();
+    const assign = (ipv4Count: number) => [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count, ipv6Count: 0 }];
+    // 3 pods: one call of 3 + 5 idle.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(3) }).plan.allocations, assign(8));
+    // 9 pods: one call; only 1 more fits in it.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(9) }).plan.allocations, assign(10));
+    // 10 pods: a full call; an idle address more would take a second call.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(10) }).plan.allocations, assign(10));
+    // 12 pods: two calls (10 + 2); up to the quota (14 secondary) in the second.
+    assert.deepEqual(pass({ spec, enis: oneUsed, requests: pods(12) }).plan.allocations, assign(14));
+    // No pod waiting: a minPoolSize top-up is exactly that.
+    const topUp = spec15({ pool: { minPoolSize: 2, maxPoolSize: 5 } });
+    assert.deepEqual(pass({ spec: topUp, enis: oneUsed, requests: [] }).plan.allocations, assign(2));
+  });
+
+  it('no pod waiting (a minPoolSize top-up): the create carries exactly the top-up', () => {
+    const spec = spec15({ pool: { minPoolSize: 2, maxPoolSize: 5 } });
+    assert.deepEqual(pass({ spec, enis: {}, requests: [] }).plan.allocations, [create(2)]);
   });
 
   it('the maximum pool is respected: what is left idle is minPoolSize, never more than maxPoolSize', () => {

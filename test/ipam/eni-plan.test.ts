@@ -123,11 +123,11 @@ describe('planEniAllocations', () => {
     problems?: string[];
   }[] = [
     {
-      name: 'a new node with 5 pending pods and minPoolSize 2 creates one ENI with 7 IPs',
+      name: 'a new node with 5 pending pods and minPoolSize 2 creates its first ENI at its quota (10), not 7',
       spec: aSpec({ pool: { minPoolSize: 2, maxPoolSize: 5 } }),
       enis: {},
       unsatisfied: pending(5),
-      expected: [{ kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 7, ipv6Count: 0 }],
+      expected: [{ kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 10, ipv6Count: 0 }],
     },
     {
       name: 'nothing is requested when idle IPs already cover minPoolSize and no pod waits',
@@ -145,7 +145,8 @@ describe('planEniAllocations', () => {
       unsatisfied: pending(5),
       expected: [
         { kind: 'assignIps', eniId: 'eni-1', ipv4Count: 2, ipv6Count: 0 },
-        { kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 3, ipv6Count: 0 },
+        // 3 for the pods and 3 idle (up to maxPoolSize 5, within the quota of 6): the create carries them free.
+        { kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 6, ipv6Count: 0 },
       ],
     },
     {
@@ -153,7 +154,8 @@ describe('planEniAllocations', () => {
       spec: aSpec({ nodeCap: { ...aSpec().nodeCap, ipv4PerAdapter: 30 } }),
       enis: enisOf(anEni('eni-1', { ipv4: [anIp('10.0.0.1', { primary: true, pod: 'ns/x' })] })),
       unsatisfied: pending(25),
-      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 25, ipv6Count: 0 }],
+      // 25 and 4 idle more (within maxPoolSize 5 and the quota): still three calls of ten.
+      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 29, ipv6Count: 0 }],
     },
     {
       name: 'a full ENI is skipped and the shortfall is reported when no slot is left',
@@ -175,14 +177,15 @@ describe('planEniAllocations', () => {
         }),
       ),
       unsatisfied: pending(3, { v6: true }),
-      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 1, ipv6Count: 3 }],
+      // 3 pairs, and 5 idle pairs more (maxPoolSize 5) in the same two calls.
+      expected: [{ kind: 'assignIps', eniId: 'eni-1', ipv4Count: 6, ipv6Count: 8 }],
     },
     {
-      name: 'dual-stack: a new ENI gets as many IPv6 as IPv4 addresses',
+      name: 'dual-stack: a new ENI gets as many IPv6 as IPv4 addresses (a first ENI: its quota of pairs)',
       spec: dualStackSpec(),
       enis: {},
       unsatisfied: pending(4, { v6: true }),
-      expected: [{ kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 4, ipv6Count: 4 }],
+      expected: [{ kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-a', ipv4Count: 10, ipv6Count: 10 }],
     },
     {
       name: 'dual-stack: the IPv6 quota of an ENI limits its pairs',
@@ -230,7 +233,8 @@ describe('planEniAllocations', () => {
       ],
       expected: [
         { kind: 'assignIps', eniId: 'eni-hp', ipv4Count: 1, ipv6Count: 0 },
-        { kind: 'assignIps', eniId: 'eni-s', ipv4Count: 1, ipv6Count: 0 },
+        // The normal pod's assign carries idle up to maxPoolSize (5) in its one call; the ERDMA one does not.
+        { kind: 'assignIps', eniId: 'eni-s', ipv4Count: 6, ipv6Count: 0 },
       ],
     },
     {
@@ -239,7 +243,8 @@ describe('planEniAllocations', () => {
       enis: enisOf(anEni('eni-1', { vSwitch: 'vsw-a', ipv4: [anIp('10.0.0.1', { primary: true, pod: 'ns/x' })] })),
       unsatisfied: pending(1),
       vSwitches: vSwitchesOf(aVSwitch('vsw-a', { availableIpCount: 0 }), aVSwitch('vsw-b')),
-      expected: [{ kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-b', ipv4Count: 1, ipv6Count: 0 }],
+      // Not the node's first ENI: the pod and up to maxPoolSize (5) idle.
+      expected: [{ kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-b', ipv4Count: 6, ipv6Count: 0 }],
       problems: ['vSwitchExhausted:eni-1'],
     },
     {
@@ -280,7 +285,7 @@ describe('planEniAllocations', () => {
       vSwitches: vSwitchesOf(aVSwitch('vsw-a', { availableIpCount: 3 }), aVSwitch('vsw-b')),
       expected: [
         { kind: 'assignIps', eniId: 'eni-1', ipv4Count: 3, ipv6Count: 0 },
-        { kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-b', ipv4Count: 6, ipv6Count: 0 },
+        { kind: 'createEni', eniKind: 'secondary', vSwitchId: 'vsw-b', ipv4Count: 10, ipv6Count: 0 },
       ],
     },
     {

@@ -9,7 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import type { NetworkInterfaces } from '../../src/ipam/index.js';
 import { openLogicEnv, runNode } from './support/harness.js';
 import type { LogicEnv } from './support/harness.js';
-import { StubNode, stubNodeSpec } from './support/stub-node.js';
+import { reconcileSignal } from '../../src/workflows/messages.js';
+import { StubNode, stubNodeSpec, stubPod } from './support/stub-node.js';
 
 let env: LogicEnv;
 before(async () => {
@@ -28,7 +29,7 @@ function boundCount(enis: NetworkInterfaces): number {
 }
 
 describe('one create per ENI that is needed', () => {
-  it('takes an ENI with room to the 25 addresses wanted in one pass: assigns of 10, 10 and 5, no create', async () => {
+  it('takes an ENI with room to the 25 addresses wanted in one pass: assigns of 10, 10 and 9, no create', async () => {
     const pods = podNames(25);
     const node = new StubNode({
       nodeName: 'fill-existing',
@@ -43,7 +44,8 @@ describe('one create per ENI that is needed', () => {
     assert.deepEqual(assigns, [
       ['eni-a', 10],
       ['eni-a', 10],
-      ['eni-a', 5],
+      // 5 for the pods and 4 idle (up to the quota of 30; maxPoolSize is 10): the third call carries them free.
+      ['eni-a', 9],
     ]);
     // One after the other: each call starts once the one before it has ended.
     const [first, second, third] = node.callsOf('assignIpv4');
@@ -54,7 +56,8 @@ describe('one create per ENI that is needed', () => {
   });
 
   it('fills a new ENI past what its create carries once it is attached, in the same pass', async () => {
-    // 55 addresses wanted on 60-address ENIs: ECS takes at most 49 secondary addresses in a create.
+    // 55 addresses wanted on 60-address ENIs: ECS takes at most 49 secondary addresses in a create. The node's first
+    // ENI for waiting pods is filled to its quota: 50 at creation, 10 once attached.
     const pods = podNames(55);
     const node = new StubNode({
       nodeName: 'fill-new',
@@ -73,8 +76,30 @@ describe('one create per ENI that is needed', () => {
     const steps = node.calls
       .filter((call) => (call.input as { eniId?: string }).eniId === 'eni-new-1')
       .map((call) => `${call.name}${call.name === 'assignIpv4' ? `(${(call.input as { count: number }).count})` : ''}`);
-    assert.deepEqual(steps, ['attachEni', 'waitEniStatus', 'assignIpv4(5)']);
+    assert.deepEqual(steps, ['attachEni', 'waitEniStatus', 'assignIpv4(10)']);
     assert.equal(boundCount(node.crEnis()), 55, 'every pod bound after the first pass');
     assert.deepEqual(Object.keys(node.crEnis()), ['eni-new-1']);
+  });
+
+  it("a cold node's first ENI carries its quota, so pods arriving while it attaches need no assign", async () => {
+    const node = new StubNode({
+      nodeName: 'fill-first',
+      spec: stubNodeSpec({ adapters: 4, ipv4PerAdapter: 15 }),
+      pods: podNames(5),
+    });
+    await runNode(env, node, {}, async (workflow) => {
+      await node.waitForPasses(1);
+      assert.deepEqual(
+        node.callsOf('createEni').map((call) => call.input.ipv4Count),
+        [15],
+        'the first ENI for 5 waiting pods: its quota',
+      );
+      node.pods = podNames(15).map(stubPod);
+      await workflow.signal(reconcileSignal, { reason: 'test' });
+      await node.waitForPasses(2);
+    });
+    assert.equal(node.callsOf('assignIpv4').length, 0, 'the 10 pods that came next found their addresses');
+    assert.equal(node.callsOf('createEni').length, 1);
+    assert.equal(boundCount(node.crEnis()), 15);
   });
 });

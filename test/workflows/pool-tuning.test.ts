@@ -180,10 +180,12 @@ describe('pool tuning (Terway v1.17)', () => {
   });
 
   it('reclaims idle IPs in batches of batchSize after `after`, down to minPoolSize, then sets no timer', async (t) => {
-    // ecs.g7.large: 2 secondary ENIs of 6 addresses. 8 pods + minPoolSize 2 = 10 addresses, all idle once they go.
+    // ecs.g7.large: 2 secondary ENIs of 6 addresses. 8 pods + minPoolSize 2 = 10 addresses asked for; the first ENI
+    // for waiting pods takes its quota (6), the second carries 2 idle more (within maxPoolSize): 12, all idle once
+    // the pods go, none above maxPoolSize.
     const spec = withPool(demoNodeSpec({ instance: 'large-h' }), {
       minPoolSize: 2,
-      maxPoolSize: 10,
+      maxPoolSize: 12,
       reclaim: { after: '2s', interval: '2s', batchSize: 3, jitterFactor: '0.1' },
     });
     await withScenario(env, { name: 'idle-reclaim', spec }, async (scenario) => {

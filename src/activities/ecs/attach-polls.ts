@@ -3,7 +3,9 @@
  * seconds and a describe before it is done is a wasted call, so the first describe comes when an attach is expected
  * to be done, and the next ones soon after, growing.
  *
- * The expected time starts at the poll interval (`ENI_POLL_INTERVAL_MS`, 3 s by default: Terway's fixed first look,
+ * The expected time is counted from the attach call (`attachSent`, its answer in this process), not from the start of
+ * the wait: the workflow task and activity dispatch between the two take 0.1–2 s under load, which the attach does
+ * not wait for. It starts at the poll interval (`ENI_POLL_INTERVAL_MS`, 3 s by default: Terway's fixed first look,
  * after the cloud's usual 2–3 s attach), so a new process describes once per attach from its first one. Then this
  * worker process learns it: a first describe that finds the attach done moves the next first describe 2 % earlier
  * (the attach might have been done sooner), once per guess, however many attaches in flight found it with that
@@ -18,12 +20,16 @@
 
 /** How much earlier the next first describe comes after one that found the attach done. */
 const EARLIER_AFTER_HIT = 0.02;
+/** Attach calls remembered at most (a wait made by another process never collects its entry). */
+const MAX_REMEMBERED_ATTACHES = 10_000;
 
 export class AttachPollSchedule {
   private readonly pollMs: number;
   private readonly minMs: number;
   private readonly maxMs: number;
   private estimateMs: number;
+  /** When this process sent the attach call of an ENI (epoch ms), until a wait for it collects it. */
+  private readonly attachSentMs = new Map<string, number>();
 
   /** `pollMs`: the configured poll interval (`ENI_POLL_INTERVAL_MS`), the first guess. */
   constructor(pollMs: number) {
@@ -31,6 +37,27 @@ export class AttachPollSchedule {
     this.minMs = Math.round(pollMs / 3);
     this.maxMs = pollMs * 3;
     this.estimateMs = pollMs;
+  }
+
+  /** Told by the attach activity when ECS accepted the attach of `eniId` (`sentMs`: the time of its answer). */
+  attachSent(eniId: string, sentMs: number): void {
+    this.attachSentMs.delete(eniId);
+    this.attachSentMs.set(eniId, sentMs);
+    // Oldest first (insertion order): an entry no wait of this process collected.
+    for (const oldest of this.attachSentMs.keys()) {
+      if (this.attachSentMs.size <= MAX_REMEMBERED_ATTACHES) break;
+      this.attachSentMs.delete(oldest);
+    }
+  }
+
+  /**
+   * When the wait for `eniId`'s attach counts from: the attach call when this process made it, else `nowMs` (the
+   * attach was made by another process, or before a restart). Collected: a later wait counts from its own start.
+   */
+  waitStartMs(eniId: string, nowMs: number): number {
+    const sentMs = this.attachSentMs.get(eniId);
+    this.attachSentMs.delete(eniId);
+    return sentMs === undefined || sentMs > nowMs ? nowMs : sentMs;
   }
 
   /** How long after the attach call the first describe comes. */

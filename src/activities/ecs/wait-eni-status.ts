@@ -43,10 +43,13 @@ export function createWaitEniStatus(deps: {
     const { attempt } = activityInfo();
     const attaching = input.status === 'InUse';
     const before = waitProgressOf(activityInfo().heartbeatDetails);
-    const startedMs = attempt === 1 ? Date.now() : before.startedMs;
+    const nowMs = Date.now();
+    // Counted from the attach call when this process made it (the attach does not wait for the workflow task).
+    const startedMs =
+      attempt === 1 ? (attaching ? attachPolls.waitStartMs(input.eniId, nowMs) : nowMs) : before.startedMs;
     // An attach is never done at once: the first describe waits for when an attach is expected to be done.
     const firstPollMs = attachPolls.firstPollMs();
-    if (attaching && attempt === 1) await sleep(firstPollMs);
+    if (attaching && attempt === 1) await sleep(Math.max(0, (startedMs ?? nowMs) + firstPollMs - nowMs));
     const enis = await run(log, () => deps.ecs.describeEnis({ eniIds: [input.eniId] }));
     const describes = before.describes + 1;
     const eni = enis?.[0];

@@ -131,3 +131,33 @@ describe('attach poll schedule', () => {
     });
   }
 });
+
+describe('attach poll schedule: counted from the attach call', () => {
+  it('a wait counts from the attach call this process made, once; a later wait from its own start', () => {
+    const schedule = new AttachPollSchedule(3_000);
+    schedule.attachSent('eni-a', 10_000);
+    // The wait starts 900 ms after the attach (a workflow task and a dispatch): its first describe is 2.1 s away.
+    assert.equal(schedule.waitStartMs('eni-a', 10_900), 10_000);
+    assert.equal(schedule.waitStartMs('eni-a', 20_000), 20_000, 'collected by the first wait');
+  });
+
+  it('an attach made elsewhere (another process, before a restart) counts from the wait', () => {
+    assert.equal(new AttachPollSchedule(3_000).waitStartMs('eni-b', 5_000), 5_000);
+  });
+
+  it('an attach time in the future of the wait (clock step) counts from the wait', () => {
+    const schedule = new AttachPollSchedule(3_000);
+    schedule.attachSent('eni-c', 9_000);
+    assert.equal(schedule.waitStartMs('eni-c', 8_000), 8_000);
+  });
+
+  it('a re-attach replaces the earlier time; entries no wait collects are dropped oldest first', () => {
+    const schedule = new AttachPollSchedule(3_000);
+    schedule.attachSent('eni-d', 1_000);
+    schedule.attachSent('eni-d', 2_000);
+    assert.equal(schedule.waitStartMs('eni-d', 2_500), 2_000);
+    for (let index = 0; index <= 10_000; index += 1) schedule.attachSent(`eni-${String(index)}`, index);
+    assert.equal(schedule.waitStartMs('eni-0', 50_000), 50_000, 'the oldest entry was dropped');
+    assert.equal(schedule.waitStartMs('eni-10000', 50_000), 10_000);
+  });
+});
