@@ -102,6 +102,8 @@ export interface NodeWorkflowState {
   lastReconcileMs?: number;
   /** End of the last pass, ISO 8601. */
   lastReconcileAt?: string;
+  /** Set while a pass runs: `reconcileCount` counts it already, `lastReconcileAt` is still the one before. */
+  passRunning?: true;
   /** Passes failed in a row (the failure backoff grows with it); 0 when the last pass succeeded. */
   failedPasses?: number;
   /** When the next pass is due without any signal, ISO 8601, and why. */

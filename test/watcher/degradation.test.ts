@@ -118,11 +118,13 @@ async function callsSince(seq: number): Promise<string[]> {
 
 /** Waits until the workflow has finished a pass that started after now (so it saw what was just changed). */
 async function passAfterNow(check: (state: NodeWorkflowState) => boolean, description: string) {
-  const before = (await scenario.state()).reconcileCount;
+  const now = await scenario.state();
+  // A pass running now is counted already and may have read before the change: the one after it is wanted.
+  const before = now.reconcileCount + (now.passRunning === true ? 1 : 0);
   return pollUntil(
     async () => {
       const state = await scenario.state();
-      return state.reconcileCount > before + 1 && check(state) ? state : undefined;
+      return state.reconcileCount > before && state.passRunning !== true && check(state) ? state : undefined;
     },
     { description, timeoutMs: 30_000, intervalMs: 100 },
   );

@@ -99,12 +99,14 @@ describe('degradation in the node workflow', () => {
       // Opened before asserting: a held attach would keep the workflow (and a failing test) from ending.
       attachHeld.open();
       assert.equal(midPass.degradation?.passRunningAt, 'off', 'the running pass took its gates at off');
+      assert.equal(midPass.passRunning, true);
       const done = await waitForState(
         workflow,
         'the pass begun at off ended',
         (view) => view.pods.withIp === 2 && view.degradation?.passRunningAt === undefined,
       );
       assert.equal(done.degradation?.level, 'l0');
+      assert.equal(done.passRunning, undefined);
       // The begun create-attach ran to its end: its ENI is in use, not left half made.
       assert.ok(node.callsOf('waitEniStatus').some((call) => call.input.status === 'InUse'));
       const callsAtL0 = node.calls.length;

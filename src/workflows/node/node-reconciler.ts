@@ -64,6 +64,7 @@ export class NodeReconciler {
   dirty = true;
   private readonly seenSignals = new SeenSignals();
   passesThisRun = 0;
+  private passRunning = false;
 
   constructor(input: {
     nodeName: string;
@@ -170,6 +171,7 @@ export class NodeReconciler {
       nextPass: this.summary.lastPassEndMs === undefined ? undefined : this.nextPass(),
       ignoredSignals,
     });
+    if (this.passRunning) view.passRunning = true;
     const degradation = this.degradation.view();
     if (degradation !== undefined) view.degradation = degradation;
     return view;
@@ -187,6 +189,7 @@ export class NodeReconciler {
     this.gc.passStarting();
     this.seenSignals.passStarting();
     this.degradation.passStarting();
+    this.passRunning = true;
     let end: PassEnd | undefined;
     try {
       end = await this.reconcile();
@@ -195,6 +198,7 @@ export class NodeReconciler {
       record.record({ operation: 'reconcile', failure: stepFailure(error) }, { ledger: true });
     }
     this.degradation.passEnded();
+    this.passRunning = false;
     const failed = end?.failed ?? true;
     record.settle(end?.scope ?? 'threw');
     // The condition follows the ledger after every completed pass (a no-op unless it changes or is due a heartbeat).
