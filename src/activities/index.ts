@@ -8,14 +8,19 @@ export type { EcsActivityDeps } from './ecs-activities.js';
 export type { KubeActivityDeps, NodeSnapshot, NodeView, NodeViewReply } from './kube-activities.js';
 export type { NodeViewForPass } from './node-pass-read.js';
 
-/** Every activity of the worker, built from its dependencies (ECS and Kubernetes clients, logger). */
-export function createActivities(deps: EcsActivityDeps & Omit<KubeActivityDeps, 'logger'>) {
+/**
+ * Every activity of the worker, built from its dependencies (ECS and Kubernetes clients, logger), and the names of
+ * the ECS ones: the worker routes each of those to its action's budget queue, and refuses one it cannot route.
+ */
+export function createWorkerActivities(deps: EcsActivityDeps & Omit<KubeActivityDeps, 'logger'>) {
+  const ecs = createEcsActivities(deps);
   // The node's read brings what the worker knows besides (see `readNodeViewForPass`).
-  return withPassRead(createEcsActivities(deps), createKubeActivities(deps), {
+  const activities = withPassRead(ecs, createKubeActivities(deps), {
     vSwitches: deps.vSwitches,
     readCache: deps.readCache,
   });
+  return { activities, ecsActivityNames: Object.keys(ecs) };
 }
 
 /** The activity functions' types: the only thing workflow code imports from this layer. */
-export type Activities = ReturnType<typeof createActivities>;
+export type Activities = ReturnType<typeof createWorkerActivities>['activities'];

@@ -5,9 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 
-import { createEcsActivities } from '../activities/ecs-activities.js';
-import { createKubeActivities } from '../activities/kube-activities.js';
-import { withPassRead } from '../activities/node-pass-read.js';
+import { createWorkerActivities } from '../activities/index.js';
 import type { EcsApi } from '../activities/ecs/ecs-api.js';
 import { VSwitchCache } from '../activities/ecs/vswitch-cache.js';
 import type { NodeReadCache } from '../activities/node-read-cache.js';
@@ -142,16 +140,13 @@ export async function createEniflowWorker(deps: EniflowWorkerDeps): Promise<Work
     ...(deps.temporalUiUrl === undefined ? {} : { temporalUiUrl: deps.temporalUiUrl }),
     ...(recovery === undefined ? {} : { cloudOutcomes: recovery }),
   };
-  const ecsActivities = createEcsActivities(activityDeps);
+  const { activities, ecsActivityNames } = createWorkerActivities(activityDeps);
   const queues = routeActivities({
     taskQueue: deps.taskQueue,
-    activities: withPassRead(ecsActivities, createKubeActivities(activityDeps), {
-      vSwitches,
-      readCache: deps.readCache,
-    }),
+    activities,
     callsPerMinute: deps.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE,
     ...(deps.ecsBurst === undefined ? {} : { burst: deps.ecsBurst }),
-    ecsActivityNames: Object.keys(ecsActivities),
+    ecsActivityNames,
   });
   const startedMs = performance.now();
   const code = await workflowSource(deps.workflowBundle, deps.logger);
