@@ -5,48 +5,35 @@
  * The process entry is src/watcher/main.ts (`node dist/watcher/main.js`; environment in {@link WATCHER_ENV}), which
  * loads this module after the hook of src/kube/slim-client-node.ts is in place.
  */
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import type { KubernetesListObject, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 
 import { ConfigError, warnDeprecatedVariables } from '../config.js';
-import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
-import { ResourceInformer } from '../kube/resource-informer.js';
-import type { ChangeOrigin } from '../kube/resource-informer.js';
-import { abortOptions } from '../kube-request.js';
+import { withPooledConnections } from '../kube/pooled-connections.js';
 import { createLogger } from '../logger.js';
 import type { Logger } from '../logger.js';
-import type { NodeChange } from './coalescer.js';
+import { DegradationBroadcast } from './degradation-broadcast.js';
 import { DegradationWatch } from './degradation-watch.js';
 import { startHealthServer } from './health-server.js';
 import type { HealthSource } from './health-server.js';
-import { LeaderElector } from './leader-elector.js';
-import {
-  coreNodeChange,
-  coreNodeView,
-  instanceIdOf,
-  nodeCrChange,
-  nodeCrView,
-  podChange,
-  podView,
-} from './relevant-changes.js';
-import type { NodeCrObject } from './relevant-changes.js';
-import { SignalDispatcher } from './signal-dispatcher.js';
 import { ipamGauges, nodesWithWaitingPods } from './ipam-gauges.js';
 import type { IpamGauges } from './ipam-gauges.js';
+import { LeaderElector } from './leader-elector.js';
+import { NodeStatePoll } from './node-state-poll.js';
+import { instanceIdOf } from './relevant-changes.js';
+import { SignalDispatcher } from './signal-dispatcher.js';
 import { CONTROL_CONFIGMAP_NAME, loadWatcherConfig, WATCHER_METRICS_DEFAULTS } from './watcher-config.js';
 import type { WatcherConfig } from './watcher-config.js';
+import { createWatcherInformers } from './watcher-informers.js';
+import type { WatcherInformers } from './watcher-informers.js';
 import type { WatcherMetrics } from './watcher-metrics.js';
 import { TemporalWorkflowGateway } from './workflow-gateway.js';
 import type { WorkflowGateway } from './workflow-gateway.js';
-import { withPooledConnections } from '../kube/pooled-connections.js';
 
 export { loadWatcherConfig, WATCHER_ENV } from './watcher-config.js';
 export type { WatcherConfig } from './watcher-config.js';
 export type { WatcherMetrics } from './watcher-metrics.js';
-
-/** Only pods bound to a node matter; the apiserver filters the rest out of both list and watch. */
-export const BOUND_PODS_FIELD_SELECTOR = 'spec.nodeName!=';
+export { BOUND_PODS_FIELD_SELECTOR } from './watcher-informers.js';
 
 /** A running watcher. */
 export interface WatcherHandle {
@@ -85,46 +72,27 @@ export async function runWatcher(
 ): Promise<WatcherHandle> {
   const logger = dependencies.logger ?? createLogger({ name: 'eniflow-watcher', level: config.logLevel });
   const kubeConfig = dependencies.kubeConfig ?? loadKubeConfig(config);
+  const configuredLevel = config.degradation?.level ?? 'off';
   // The operator's degradation switch: every start and signal carries it, a change is broadcast to every workflow.
   const degradation = new DegradationWatch({
     kubeConfig,
     logger,
     watch: config.watch,
     configMap: config.degradation?.configMap ?? { namespace: config.lease.namespace, name: CONTROL_CONFIGMAP_NAME },
-    defaultLevel: config.degradation?.level ?? 'off',
+    defaultLevel: configuredLevel,
     onChange: (setting, previous) => {
       logger.warn({ level: setting.level, previous, revision: setting.revision }, 'Degradation level changed');
-      void broadcastDegradation();
+      void broadcaster.broadcast();
     },
   });
   warnDeprecatedVariables(config.temporal, (fields, message) => {
     logger.warn(fields, message);
   });
-  let connection: Connection | undefined;
-  let gateway = dependencies.gateway;
-  if (gateway === undefined) {
-    let client = dependencies.temporalClient;
-    if (client === undefined) {
-      connection = await Connection.connect({
-        address: config.temporal.address,
-        ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
-        ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
-        ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
-      });
-      client = new Client({ connection, namespace: config.temporal.namespace });
-    }
-    gateway = new TemporalWorkflowGateway({
-      client,
-      taskQueue: config.temporal.taskQueue,
-      nodeSettings: config.nodeSettings,
-      janitorSettings: config.janitorSettings,
-      // Read when a workflow is started, by then the informer below exists.
-      instanceOf: (nodeName) => instanceIdOf(nodeCrs.view(nodeName)),
-      degradation: () => degradation.current(),
-      ...(dependencies.workerInProcess === true ? { workerInProcess: true } : {}),
-    });
-  }
-
+  const { gateway, connection } = await gatewayOf(config, dependencies, {
+    // Read when a workflow is started, by then the informers below exist.
+    instanceOf: (nodeName) => instanceIdOf(informers.nodeCrs.view(nodeName)),
+    degradation: () => degradation.current(),
+  });
   const dispatcher = new SignalDispatcher({
     gateway,
     logger,
@@ -133,128 +101,32 @@ export async function runWatcher(
     pacing: { baseMs: config.nodeSettings.minReconcileIntervalMs, maxMs: config.nodeSettings.maxBatchWindowMs },
     sweepNodesPerSecond: config.startSweepNodesPerSecond,
   });
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
-  // The change carries the resourceVersion the watcher saw, so the worker's read can wait for its own cache.
-  const onChange = (change: NodeChange, origin: ChangeOrigin): void => {
-    dispatcher.enqueue(
-      origin.resourceVersion === undefined
-        ? change
-        : { ...change, seen: { [origin.informer]: origin.resourceVersion } },
-    );
-  };
-  const common = { kubeConfig, logger, watch: config.watch, onChange };
-
-  const pods = new ResourceInformer<V1Pod, ReturnType<typeof podView>, NodeChange>({
-    ...common,
-    name: 'pods',
-    path: '/api/v1/pods',
-    fieldSelector: BOUND_PODS_FIELD_SELECTOR,
-    list: (signal) => core.listPodForAllNamespaces({ fieldSelector: BOUND_PODS_FIELD_SELECTOR }, abortOptions(signal)),
-    view: podView,
-    change: podChange,
+  const informers = createWatcherInformers({
+    kubeConfig,
+    logger,
+    watch: config.watch,
+    enqueue: (change) => {
+      dispatcher.enqueue(change);
+    },
   });
-  const nodeCrs = new ResourceInformer<NodeCrObject & KubernetesObject, ReturnType<typeof nodeCrView>, NodeChange>({
-    ...common,
-    name: 'node-crs',
-    path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
-    list: async (signal) =>
-      (await customObjects.listClusterCustomObject(
-        { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL },
-        abortOptions(signal),
-      )) as KubernetesListObject<NodeCrObject & KubernetesObject>,
-    view: nodeCrView,
-    change: nodeCrChange,
+  const isLeader = (): boolean => elector.isLeader();
+  const broadcaster = new DegradationBroadcast({
+    gateway,
+    degradation,
+    isLeader,
+    nodeNames: () => informers.nodeNames(),
+    logger,
   });
-  const coreNodes = new ResourceInformer<V1Node, ReturnType<typeof coreNodeView>, NodeChange>({
-    ...common,
-    name: 'core-nodes',
-    path: '/api/v1/nodes',
-    list: (signal) => core.listNode({}, abortOptions(signal)),
-    view: coreNodeView,
-    change: coreNodeChange,
-  });
-  const informers = [pods, nodeCrs, coreNodes];
-  const synced = Promise.all(informers.map((informer) => informer.synced)).then(() => undefined);
-
-  let broadcasting: Promise<void> = Promise.resolve();
-  /** Hands the current setting to every running workflow (leader only), one broadcast after another. */
-  const broadcastDegradation = (): Promise<void> => {
-    broadcasting = broadcasting.then(async () => {
-      const broadcast = gateway.broadcastDegradation?.bind(gateway);
-      if (broadcast === undefined) return;
-      const startedMs = Date.now();
-      for (let attempt = 1; elector.isLeader(); attempt += 1) {
-        const setting = degradation.current();
-        const names = [...new Set([...nodeCrs.nodeNames(), ...coreNodes.nodeNames()])];
-        try {
-          const result = await broadcast(setting, names);
-          degradation.counters.signalsSent += result.signalled;
-          degradation.counters.lastBroadcastMs = Date.now() - startedMs;
-          logger.info(
-            { level: setting.level, ...result, failed: result.failed.length, ms: Date.now() - startedMs },
-            'Degradation level sent to the workflows',
-          );
-          if (result.failed.length === 0) return;
-          degradation.counters.signalFailures += result.failed.length;
-        } catch (error) {
-          degradation.counters.signalFailures += 1;
-          logger.warn({ err: error, attempt }, 'Could not send the degradation level; retrying');
-        }
-        // The workflows that missed it also get it with their next reconcile signal.
-        if (attempt >= 5) return;
-        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
-      }
-    });
-    return broadcasting;
-  };
   // Workflows started before the ConfigMap was read got the configured level: tell them if it differs.
   void degradation.synced.then(() => {
-    if (degradation.current().level !== (config.degradation?.level ?? 'off')) void broadcastDegradation();
+    if (degradation.current().level !== configuredLevel) void broadcaster.broadcast();
   });
-
-  const signalEveryNode = async (): Promise<void> => {
-    await synced;
-    if (!elector.isLeader()) return;
-    const names = new Set([...nodeCrs.nodeNames(), ...coreNodes.nodeNames()]);
-    logger.info(
-      { nodes: names.size, nodesPerSecond: config.startSweepNodesPerSecond },
-      'Signalling every node once, spread over time',
-    );
-    dispatcher.sweep(names, 'watcher-start');
-    // A pod that waits for an IP is no reason to wait for its node's turn: its node is signalled at once.
-    for (const nodeName of nodesWithWaitingPods({ pods: pods.entries(), nodeCrs: nodeCrs.entries() })) {
-      dispatcher.enqueue({ nodeName, reason: 'pods-waiting' });
-    }
-  };
-  let isSynced = false;
-  void synced.then(() => {
-    isSynced = true;
+  const nodeStates = new NodeStatePoll({
+    gateway,
+    isLeader,
+    logger,
+    intervalMs: config.metrics?.nodeStatePollMs ?? WATCHER_METRICS_DEFAULTS.nodeStatePollMs,
   });
-  const topNodes = config.metrics?.topNodes ?? WATCHER_METRICS_DEFAULTS.topNodes;
-  const nodeStatePollMs = config.metrics?.nodeStatePollMs ?? WATCHER_METRICS_DEFAULTS.nodeStatePollMs;
-  let nodeStates: Record<string, number> | undefined;
-  let nodeStateTimer: NodeJS.Timeout | undefined;
-  const pollNodeStates = async (): Promise<void> => {
-    if (gateway.countNodesByState === undefined) return;
-    try {
-      const counts = await gateway.countNodesByState();
-      if (elector.isLeader()) nodeStates = counts;
-    } catch (error) {
-      logger.warn({ err: error }, 'Could not count node workflows by IPAM state; the next poll tries again');
-    }
-  };
-  const startNodeStatePolls = (): void => {
-    clearInterval(nodeStateTimer);
-    void pollNodeStates();
-    nodeStateTimer = setInterval(() => void pollNodeStates(), nodeStatePollMs);
-  };
-  const stopNodeStatePolls = (): void => {
-    clearInterval(nodeStateTimer);
-    nodeStateTimer = undefined;
-    nodeStates = undefined;
-  };
-
   const elector = new LeaderElector({
     kubeConfig,
     namespace: config.lease.namespace,
@@ -266,19 +138,19 @@ export async function runWatcher(
     logger,
     onStartedLeading: () => {
       dispatcher.setActive(true);
-      startNodeStatePolls();
-      void signalEveryNode();
+      nodeStates.start();
+      void signalEveryNode({ informers, dispatcher, isLeader, logger, config });
       void gateway.ensureJanitor?.().catch((error: unknown) => {
         logger.warn({ err: error }, 'Could not start the orphan-ENI janitor; the next leader term tries again');
       });
     },
     onStoppedLeading: () => {
       dispatcher.setActive(false);
-      stopNodeStatePolls();
+      nodeStates.stop();
     },
   });
 
-  for (const informer of informers) informer.start();
+  informers.start();
   degradation.start();
   elector.start();
   logger.info(
@@ -290,19 +162,94 @@ export async function runWatcher(
     },
     'Watcher started',
   );
+  const parts = { informers, dispatcher, elector, degradation, broadcaster, nodeStates, connection };
+  return watcherHandle(config, logger, parts);
+}
 
+/** The given gateway, or one over the given client, or over a connection made here (closed when the watcher stops). */
+async function gatewayOf(
+  config: WatcherConfig,
+  dependencies: WatcherDependencies,
+  reads: Pick<ConstructorParameters<typeof TemporalWorkflowGateway>[0], 'instanceOf' | 'degradation'>,
+): Promise<{ gateway: WorkflowGateway; connection?: Connection }> {
+  if (dependencies.gateway !== undefined) return { gateway: dependencies.gateway };
+  let client = dependencies.temporalClient;
+  let connection: Connection | undefined;
+  if (client === undefined) {
+    connection = await Connection.connect({
+      address: config.temporal.address,
+      ...(config.temporal.tls === undefined ? {} : { tls: config.temporal.tls }),
+      ...(config.temporal.apiKey === undefined ? {} : { apiKey: config.temporal.apiKey }),
+      ...(config.temporal.metadata === undefined ? {} : { metadata: config.temporal.metadata }),
+    });
+    client = new Client({ connection, namespace: config.temporal.namespace });
+  }
+  const gateway = new TemporalWorkflowGateway({
+    client,
+    taskQueue: config.temporal.taskQueue,
+    nodeSettings: config.nodeSettings,
+    janitorSettings: config.janitorSettings,
+    ...reads,
+    ...(dependencies.workerInProcess === true ? { workerInProcess: true } : {}),
+  });
+  return connection === undefined ? { gateway } : { gateway, connection };
+}
+
+/** A new leader's first act: every node once, spread over time; a node whose pods wait for an IP at once. */
+async function signalEveryNode(parts: {
+  informers: WatcherInformers;
+  dispatcher: SignalDispatcher;
+  isLeader: () => boolean;
+  logger: Logger;
+  config: WatcherConfig;
+}): Promise<void> {
+  const { informers, dispatcher, logger } = parts;
+  await informers.synced;
+  if (!parts.isLeader()) return;
+  const names = informers.nodeNames();
+  logger.info(
+    { nodes: names.size, nodesPerSecond: parts.config.startSweepNodesPerSecond },
+    'Signalling every node once, spread over time',
+  );
+  dispatcher.sweep(names, 'watcher-start');
+  // A pod that waits for an IP is no reason to wait for its node's turn: its node is signalled at once.
+  for (const nodeName of nodesWithWaitingPods({
+    pods: informers.pods.entries(),
+    nodeCrs: informers.nodeCrs.entries(),
+  })) {
+    dispatcher.enqueue({ nodeName, reason: 'pods-waiting' });
+  }
+}
+
+/** The running watcher's face: its counters and gauges, and a stop that lets no signal out after the lease. */
+function watcherHandle(
+  config: WatcherConfig,
+  logger: Logger,
+  parts: {
+    informers: WatcherInformers;
+    dispatcher: SignalDispatcher;
+    elector: LeaderElector;
+    degradation: DegradationWatch;
+    broadcaster: DegradationBroadcast;
+    nodeStates: NodeStatePoll;
+    connection?: Connection | undefined;
+  },
+): WatcherHandle {
+  const { informers, dispatcher, elector, degradation, nodeStates } = parts;
+  const { pods, nodeCrs, coreNodes } = informers;
+  const topNodes = config.metrics?.topNodes ?? WATCHER_METRICS_DEFAULTS.topNodes;
   let stopping: Promise<void> | undefined;
   return {
     identity: config.lease.identity,
-    synced,
+    synced: informers.synced,
     isLeader: () => elector.isLeader(),
     signalsFor: (nodeName) => dispatcher.signalsFor(nodeName),
     // Only the leader exports cluster facts, so summing over replicas never counts a pod twice.
     ipamGauges: () =>
-      elector.isLeader() && isSynced
+      elector.isLeader() && informers.isSynced()
         ? ipamGauges({ pods: pods.entries(), nodeCrs: nodeCrs.entries(), nowMs: Date.now(), topNodes })
         : undefined,
-    nodeStates: () => (elector.isLeader() ? nodeStates : undefined),
+    nodeStates: () => nodeStates.current(),
     metrics: () => ({
       ...dispatcher.counters,
       sweepPending: dispatcher.sweepPending(),
@@ -313,13 +260,13 @@ export async function runWatcher(
     }),
     stop: (options = {}) => {
       stopping ??= (async () => {
-        stopNodeStatePolls();
-        await Promise.all([...informers.map((informer) => informer.stop()), degradation.stop()]);
-        await broadcasting;
+        nodeStates.stop();
+        await Promise.all([informers.stop(), degradation.stop()]);
+        await parts.broadcaster.settled();
         // No signal may leave after the lease is released: the next leader starts by signalling every node.
         await dispatcher.stop();
         await elector.stop({ release: options.releaseLease ?? true });
-        await connection?.close();
+        await parts.connection?.close();
         logger.info({ identity: config.lease.identity }, 'Watcher stopped');
       })();
       return stopping;
