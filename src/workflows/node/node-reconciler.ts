@@ -5,13 +5,12 @@ import {
   hasFailingCalls,
   mergeSeenVersions,
 } from '../../ipam/index.js';
-import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr } from '../../ipam/index.js';
+import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr, ReadyNodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
-import type { ReadyNodeSpec } from './eni-operator.js';
 import { GcRequests } from './gc-requests.js';
 import { NodeDegradation } from './node-degradation.js';
 import type { DegradationChange } from './node-degradation.js';
@@ -279,13 +278,13 @@ export class NodeReconciler {
    * A ready node: its mode settled (fixed at the first pass, see `settlePrefixMode`), then `readyPass` in that mode:
    * read the cloud side → plan → act → fold → write → settle the ledger → tell.
    */
-  private async reconcileReadyNode(input: { node: NodeCr; snapshot: NodeSnapshot }): Promise<PassEnd> {
+  private async reconcileReadyNode(input: { node: ReadyNodeCr; snapshot: NodeSnapshot }): Promise<PassEnd> {
     const { node, snapshot } = input;
     const mode = settlePrefixMode({ state: this.state, spec: node.spec });
     if (mode.ignoredChange !== undefined) {
       await this.notices.prefixModeChangeIgnored({ prefixMode: mode.prefixMode, asked: mode.ignoredChange });
     }
-    const spec = withPrefixMode(node.spec as ReadyNodeSpec, mode.prefixMode);
+    const spec = withPrefixMode(node.spec, mode.prefixMode);
     const now = Date.now();
     const instanceId = spec.nodeMetadata?.instanceID ?? '';
     this.summary.instanceId = instanceId;
