@@ -85,6 +85,35 @@ describe('degradation in the node workflow', () => {
     );
   });
 
+  it('a node deleted under l0 keeps its ENIs and says why; lifted, they are released and the workflow ends', async () => {
+    const node = new StubNode({
+      nodeName: 'degraded-deleting',
+      spec: stubNodeSpec(),
+      enis: [{ eniId: 'eni-seed', pods: [null, null] }],
+    });
+    node.cr.metadata['deletionTimestamp'] = '2026-01-01T00:00:00Z';
+    await runNode(
+      env,
+      node,
+      {},
+      async (workflow) => {
+        const held = await waitForState(workflow, 'the release held back', (view) => view.skipReason !== undefined);
+        assert.equal(held.ipamState, 'Deleting');
+        assert.match(held.skipReason ?? '', /released once lifted: degradation l0/);
+        assert.deepEqual(cloudCalls(node.calls), [], 'no cloud activity under l0');
+        assert.ok(node.cloud.has('eni-seed'));
+        assert.equal(eventsWithReason(node, 'DegradationHoldsBack').length, 1);
+
+        await workflow.signal(degradationSignal, { level: 'off', revision: '11' });
+        const result = await workflow.result();
+        assert.equal(result.ipamState, 'Gone');
+        assert.ok(!node.cloud.has('eni-seed'), 'the ENI was deleted in the cloud');
+        assert.equal(node.callsOf('removeNodeFinalizer').length, 1);
+      },
+      { degradation: { level: 'l0', revision: '10' } },
+    );
+  });
+
   it('a pass running when l0 arrives finishes the calls it began, says so in the query, and the next makes none', async () => {
     const node = new StubNode({ nodeName: 'degraded-mid-pass', spec: stubNodeSpec(), pods: ['a', 'b'] });
     const attachHeld = gate();
