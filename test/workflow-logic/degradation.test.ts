@@ -1,7 +1,8 @@
 /**
  * The degradation switch in the node workflow, on the real workflow code with stub activities: a level given at
  * start holds across continue-as-new, a late signal of an older setting is ignored, `l0` calls no cloud activity
- * while pods wait and tells it once (not per pass, not per run), and lifting it lets the pass allocate.
+ * while pods wait and tells it once (not per pass, not per run), and lifting it lets the pass allocate; a node being
+ * deleted under `l0` keeps its ENIs until the lift.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
