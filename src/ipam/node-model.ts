@@ -137,6 +137,12 @@ export interface NodeSpec {
   flavor?: FlavorEntry[];
 }
 
+/**
+ * The spec of a node the controller acts on: the Terway daemon has written `spec.eni` and `spec.pool`. Only
+ * `validateNodeCr` hands one out (a ready, unblocked node), so no caller has to assume it.
+ */
+export type ReadyNodeSpec = NodeSpec & Required<Pick<NodeSpec, 'eni' | 'pool'>>;
+
 /** One IP of an ENI in `status.networkInterfaces.<eni>.ipv4|ipv6.<ip>`. */
 export interface IpEntry {
   ip: string;
@@ -225,6 +231,9 @@ export interface NodeCr {
   spec: NodeSpec;
   status?: NodeStatus;
 }
+
+/** A `Node` resource whose spec is ready (see {@link ReadyNodeSpec}). */
+export type ReadyNodeCr = NodeCr & { spec: ReadyNodeSpec };
 
 /** IP family of an address; the CR keeps the two families in separate maps. */
 export type IpFamily = 'ipv4' | 'ipv6';

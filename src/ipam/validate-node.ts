@@ -42,7 +42,7 @@ import {
 import type { JsonObject, Scope } from './node-cr-fields.js';
 import type { SpecProblem } from './node-cr-problems.js';
 import { NODE_CR_API_VERSION, NODE_CR_KIND } from './node-model.js';
-import type { NodeCr, ObjectMeta } from './node-model.js';
+import type { NodeCr, NodeSpec, NodeStatus, ObjectMeta, ReadyNodeCr, ReadyNodeSpec } from './node-model.js';
 import { parseRfc3339 } from './rfc3339.js';
 import { validateSpec } from './validate-node-spec.js';
 import { validateStatus } from './validate-node-status.js';
@@ -50,20 +50,43 @@ import { validateStatus } from './validate-node-status.js';
 export * from './node-cr-problems.js';
 
 /**
- * `daemonNotReady` while Terway's daemon has not yet written `spec.eni` and `spec.pool`; `ready` with `isBlocked`
- * false guarantees both are present in the returned node.
+ * `daemonNotReady` while Terway's daemon has not yet written `spec.eni` and `spec.pool`; `ready` once it has (a bad
+ * value is then `isBlocked`, not "not ready").
  */
 export type NodeReadiness = 'ready' | 'daemonNotReady';
 
-/** A CR that could be read: the typed copy, its readiness and whether a blocking problem forbids allocation. */
-export interface UsableNodeCr {
+interface UsableNodeCrBase {
   ok: true;
-  node: NodeCr;
-  readiness: NodeReadiness;
-  /** True when some problem is `blocking`: do not allocate or release IPs for this node. */
-  isBlocked: boolean;
   problems: readonly SpecProblem[];
 }
+
+/** A ready node no problem blocks: the only kind the controller allocates and releases for, its spec typed ready. */
+export interface ReadyNodeCrValidation extends UsableNodeCrBase {
+  node: ReadyNodeCr;
+  readiness: 'ready';
+  isBlocked: false;
+}
+
+/** A node whose daemon has written its spec, with a `blocking` problem: do not allocate or release IPs for it. */
+export interface BlockedNodeCrValidation extends UsableNodeCrBase {
+  node: NodeCr;
+  readiness: 'ready';
+  isBlocked: true;
+}
+
+/** A node whose daemon has not written `spec.eni` and `spec.pool` yet (`isBlocked` as for any node). */
+export interface WaitingNodeCrValidation extends UsableNodeCrBase {
+  node: NodeCr;
+  readiness: 'daemonNotReady';
+  /** True when some problem is `blocking`. */
+  isBlocked: boolean;
+}
+
+/**
+ * A CR that could be read: the typed copy, its readiness and whether a blocking problem forbids allocation. Checking
+ * `readiness` and `isBlocked` narrows it to {@link ReadyNodeCrValidation}.
+ */
+export type UsableNodeCr = ReadyNodeCrValidation | BlockedNodeCrValidation | WaitingNodeCrValidation;
 
 /** A CR that cannot be used at all (not a Terway Node or no name); `problems` says why. */
 export interface UnusableNodeCr {
@@ -163,19 +186,32 @@ export function validateNodeCr(raw: unknown): NodeCrValidation {
   const metadata = validateMetadata(scopeOf(root.sink, 'metadata', raw['metadata'] as JsonObject), identity.name);
   const spec = validateSpec(root);
   const status = validateStatus(root);
-  const node: NodeCr = {
+  problems.sort(compareProblems);
+  const isBlocked = problems.some((problem) => problem.severity === 'blocking');
+  if (!hasDaemonWritten(raw)) {
+    return { ok: true, node: nodeCr(metadata, spec, status), readiness: 'daemonNotReady', isBlocked, problems };
+  }
+  // Written and unblocked means both were read (a defect in either is blocking); the check keeps that in the type.
+  if (isBlocked || !isReadySpec(spec)) {
+    return { ok: true, node: nodeCr(metadata, spec, status), readiness: 'ready', isBlocked: true, problems };
+  }
+  return { ok: true, node: nodeCr(metadata, spec, status), readiness: 'ready', isBlocked: false, problems };
+}
+
+function isReadySpec(spec: NodeSpec): spec is ReadyNodeSpec {
+  return spec.eni !== undefined && spec.pool !== undefined;
+}
+
+function nodeCr<S extends NodeSpec>(
+  metadata: ObjectMeta,
+  spec: S,
+  status: NodeStatus | undefined,
+): NodeCr & { spec: S } {
+  return {
     apiVersion: NODE_CR_API_VERSION,
     kind: NODE_CR_KIND,
     metadata,
     spec,
     ...(status === undefined ? {} : { status }),
-  };
-  problems.sort(compareProblems);
-  return {
-    ok: true,
-    node,
-    readiness: hasDaemonWritten(raw) ? 'ready' : 'daemonNotReady',
-    isBlocked: problems.some((problem) => problem.severity === 'blocking'),
-    problems,
   };
 }

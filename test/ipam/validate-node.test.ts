@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { NodeCr } from '../../src/ipam/node-model.js';
+import type { NodeCr, ReadyNodeSpec } from '../../src/ipam/node-model.js';
 import { validateNodeCr } from '../../src/ipam/validate-node.js';
 import type { NodeCrValidation, SpecProblem, UsableNodeCr } from '../../src/ipam/validate-node.js';
 
@@ -220,6 +220,12 @@ function newerNodeTyped(): NodeCr {
 function usable(result: NodeCrValidation): UsableNodeCr {
   assert.ok(result.ok, `expected a usable node, got ${JSON.stringify(result.problems)}`);
   return result;
+}
+
+/** The spec a ready, unblocked result hands out, typed ready by narrowing alone (as the node pass reads it). */
+function readySpecOf(result: UsableNodeCr): ReadyNodeSpec | undefined {
+  if (result.readiness !== 'ready' || result.isBlocked) return undefined;
+  return result.node.spec;
 }
 
 /** `severity code path` of each problem: compact enough for a table, and order-sensitive. */
@@ -937,6 +943,9 @@ void describe('validateNodeCr', () => {
       for (const problem of result.problems) assert.match(problem.message, /\S/);
       assertSortedByPath(result.problems);
       assertPlainJson(result.node);
+      const ready = readySpecOf(result);
+      assert.equal(ready !== undefined, result.readiness === 'ready' && !result.isBlocked);
+      if (ready !== undefined) assert.ok(ready.eni !== undefined && ready.pool !== undefined);
       row.check?.(result.node);
     });
   }
@@ -1014,6 +1023,8 @@ void describe('validateNodeCr', () => {
           result.isBlocked,
           result.problems.some((problem) => problem.severity === 'blocking'),
         );
+        const ready = readySpecOf(result);
+        if (ready !== undefined) assert.ok(ready.eni !== undefined && ready.pool !== undefined);
         const again = usable(validateNodeCr(JSON.parse(JSON.stringify(result.node))));
         assert.deepEqual(again.node, result.node);
         const warnings = again.problems.filter(
@@ -1024,6 +1035,46 @@ void describe('validateNodeCr', () => {
       { numRuns: 1000 },
     );
   });
+});
+
+void describe('validateNodeCr: the ready result', () => {
+  const readyRows: { name: string; mutate: (cr: Json) => void; kind: 'ready' | 'blocked' | 'waiting' }[] = [
+    { name: 'a valid CR', mutate: () => undefined, kind: 'ready' },
+    {
+      name: 'a warning only (an ENI without pods dropped)',
+      mutate: (cr) => (at(cr, 'status', 'networkInterfaces', 'eni-bp1bbb')['id'] = 'x'),
+      kind: 'ready',
+    },
+    { name: 'spec.eni absent', mutate: (cr) => delete at(cr, 'spec')['eni'], kind: 'waiting' },
+    { name: 'spec.pool null', mutate: (cr) => (at(cr, 'spec')['pool'] = null), kind: 'waiting' },
+    {
+      name: 'spec.pool absent and spec.eni unreadable',
+      mutate: (cr) => Object.assign(at(cr, 'spec'), { pool: undefined, eni: 'x' }),
+      kind: 'waiting',
+    },
+    { name: 'spec.eni not an object', mutate: (cr) => (at(cr, 'spec')['eni'] = 'x'), kind: 'blocked' },
+    { name: 'spec.pool without its bounds', mutate: (cr) => (at(cr, 'spec')['pool'] = {}), kind: 'blocked' },
+    { name: 'inverted pool bounds', mutate: (cr) => (at(cr, 'spec', 'pool')['minPoolSize'] = 99), kind: 'blocked' },
+    { name: 'no instance id', mutate: (cr) => delete at(cr, 'spec', 'nodeMetadata')['instanceID'], kind: 'blocked' },
+  ];
+  for (const row of readyRows) {
+    void it(`${row.name}: ${row.kind}`, () => {
+      const raw = seedNode();
+      row.mutate(raw);
+      const result = usable(validateNodeCr(raw));
+      const kind = result.readiness === 'daemonNotReady' ? 'waiting' : result.isBlocked ? 'blocked' : 'ready';
+      assert.equal(kind, row.kind, JSON.stringify(summary(result.problems)));
+      const ready = readySpecOf(result);
+      if (row.kind !== 'ready') {
+        assert.equal(ready, undefined);
+        return;
+      }
+      // The whole spec as read comes back, eni and pool included: the pass needs no other source and no cast.
+      assert.deepEqual(ready, result.node.spec);
+      assert.deepEqual(ready?.eni, seedNodeTyped().spec.eni);
+      assert.deepEqual(ready?.pool, seedNodeTyped().spec.pool);
+    });
+  }
 });
 
 /** Key paths of every value in a JSON tree (objects and leaves alike). */

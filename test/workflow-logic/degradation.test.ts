@@ -1,7 +1,8 @@
 /**
  * The degradation switch in the node workflow, on the real workflow code with stub activities: a level given at
  * start holds across continue-as-new, a late signal of an older setting is ignored, `l0` calls no cloud activity
- * while pods wait and tells it once (not per pass, not per run), and lifting it lets the pass allocate.
+ * while pods wait and tells it once (not per pass, not per run), and lifting it lets the pass allocate; a node being
+ * deleted under `l0` keeps its ENIs until the lift.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -80,6 +81,35 @@ describe('degradation in the node workflow', () => {
         assert.deepEqual(lifted.degradation?.heldBack, []);
         assert.ok(cloudCalls(node.calls).length > 0);
         assert.equal(eventsWithReason(node, 'DegradationLifted').length, 1);
+      },
+      { degradation: { level: 'l0', revision: '10' } },
+    );
+  });
+
+  it('a node deleted under l0 keeps its ENIs and says why; lifted, they are released and the workflow ends', async () => {
+    const node = new StubNode({
+      nodeName: 'degraded-deleting',
+      spec: stubNodeSpec(),
+      enis: [{ eniId: 'eni-seed', pods: [null, null] }],
+    });
+    node.cr.metadata['deletionTimestamp'] = '2026-01-01T00:00:00Z';
+    await runNode(
+      env,
+      node,
+      {},
+      async (workflow) => {
+        const held = await waitForState(workflow, 'the release held back', (view) => view.skipReason !== undefined);
+        assert.equal(held.ipamState, 'Deleting');
+        assert.match(held.skipReason ?? '', /released once lifted: degradation l0/);
+        assert.deepEqual(cloudCalls(node.calls), [], 'no cloud activity under l0');
+        assert.ok(node.cloud.has('eni-seed'));
+        assert.equal(eventsWithReason(node, 'DegradationHoldsBack').length, 1);
+
+        await workflow.signal(degradationSignal, { level: 'off', revision: '11' });
+        const result = await workflow.result();
+        assert.equal(result.ipamState, 'Gone');
+        assert.ok(!node.cloud.has('eni-seed'), 'the ENI was deleted in the cloud');
+        assert.equal(node.callsOf('removeNodeFinalizer').length, 1);
       },
       { degradation: { level: 'l0', revision: '10' } },
     );

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import { canonicalJson } from '../../ipam/index.js';
-import type { JsonChange, NodeRuntimeView, PodSnapshot } from '../../ipam/index.js';
+import type { JsonChange, NodeRuntimeView, ObjectMeta, PodSnapshot, UsableNodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from './node-snapshot.js';
 
 /**
@@ -73,12 +73,17 @@ export function nodeViewOf(snapshot: NodeSnapshot): NodeView {
     if (validation.ok && validation.node.metadata.resourceVersion !== undefined) {
       const metadata = { ...validation.node.metadata };
       delete metadata.resourceVersion;
-      view.cr.validation = { ...validation, node: { ...validation.node, metadata } };
+      view.cr.validation = withMetadata(validation, metadata);
     }
   }
   if (snapshot.nodeRuntime !== undefined) view.nodeRuntime = snapshot.nodeRuntime;
   if (snapshot.coreNode !== undefined) view.coreNode = snapshot.coreNode;
   return view;
+}
+
+/** The validation with its node's metadata replaced, its kind (ready, blocked, waiting) kept. */
+function withMetadata<V extends UsableNodeCr>(validation: V, metadata: ObjectMeta): V {
+  return { ...validation, node: { ...validation.node, metadata } };
 }
 
 /** Names a view by its content (canonical JSON), so the workflow and any worker agree on what a base is. */

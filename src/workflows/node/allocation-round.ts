@@ -9,12 +9,13 @@ import type {
   EniAllocationPlan,
   NetworkInterfaces,
   PendingCreate,
+  ReadyNodeSpec,
   UnsatisfiedPod,
   VSwitchInfo,
 } from '../../ipam/index.js';
 import { adoptLegacyIntents, setOpenIntents } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
-import type { EniOperator, ReadyNodeSpec } from './eni-operator.js';
+import type { EniOperator } from './eni-operator.js';
 import type { StepReport } from './step-failure.js';
 
 /**

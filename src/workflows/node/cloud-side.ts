@@ -1,8 +1,7 @@
 import { isOpenApiSyncDue, syncTimesOf } from '../../ipam/index.js';
-import type { DegradationGates, NetworkInterfaces, NodeCr, VSwitchInfo } from '../../ipam/index.js';
+import type { DegradationGates, NetworkInterfaces, NodeCr, ReadyNodeSpec, VSwitchInfo } from '../../ipam/index.js';
 import type { NodeIpamSettings } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
-import type { ReadyNodeSpec } from './eni-operator.js';
 import { readVSwitches } from './node-io.js';
 import type { VSwitchPeek } from './node-io.js';
 import { syncEnisIfDue } from './openapi-sync.js';

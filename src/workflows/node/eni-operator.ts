@@ -14,9 +14,9 @@ import type {
   GcAction,
   IpFamily,
   NetworkInterfaces,
-  NodeSpec,
   PrefixAssign,
   PrefixGcAction,
+  ReadyNodeSpec,
   VSwitchInfo,
 } from '../../ipam/index.js';
 import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
@@ -26,8 +26,6 @@ import { CreateSaga } from './create-saga.js';
 import type { OperationTracker } from './operation-tracker.js';
 import { describeFailedStep, emptyReport, stepFailure } from './step-failure.js';
 import type { StepReport } from './step-failure.js';
-
-export type ReadyNodeSpec = NodeSpec & Required<Pick<NodeSpec, 'eni' | 'pool'>>;
 
 /** What {@link EniOperator.allocate} runs: the plan's allocations on the node's ENIs. */
 export interface AllocationInput {

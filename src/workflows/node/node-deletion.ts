@@ -7,13 +7,16 @@ import {
   sortedKeys,
 } from '../../ipam/index.js';
 import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../ipam/index.js';
+import type { NodeIpamSettings } from '../messages.js';
 import { ecsRead } from './activities.js';
 import { adoptLegacyIntents, setOpenIntents } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
+import type { NodeDegradation } from './node-degradation.js';
 import { removeNodeFinalizer } from './node-io.js';
+import type { NodeNotices } from './node-notices.js';
 import type { OperationTracker } from './operation-tracker.js';
-import type { PassRecord } from './pass-record.js';
+import type { PassEnd, PassRecord } from './pass-record.js';
 import { stepFailure } from './step-failure.js';
 import type { FailedStep } from './step-failure.js';
 
@@ -168,4 +171,91 @@ async function removeEnis(input: {
     gc.reports.flatMap((report) => report.outcomes),
   );
   return { enis, failed: gc.result.failed.length > 0 };
+}
+
+/** How a pass of a node going away ended: the pass's end, what the node shows, and whether the workflow may end. */
+export interface Departure {
+  end: PassEnd;
+  ipamState: 'Deleting' | 'Gone';
+  /** Why the pass stopped before acting: releases held back, or the CR gone and its ENIs released. */
+  skipReason?: string;
+  /** Everything eniflow made for the node is released: the workflow ends. */
+  released: boolean;
+}
+
+/**
+ * A node going away: its CR being deleted ({@link releaseDeletedNode}) or gone ({@link releaseVanishedNode}). While
+ * the degradation holds releases back, it waits for the lift (its Event says so).
+ */
+export class NodeDeparture {
+  private readonly input: {
+    nodeName: string;
+    settings: Pick<NodeIpamSettings, 'clusterId' | 'createAttemptHorizonMs'>;
+    state: CarriedState;
+    tracker: OperationTracker;
+    record: PassRecord;
+    degradation: NodeDegradation;
+    notices: NodeNotices;
+  };
+
+  constructor(input: NodeDeparture['input']) {
+    this.input = input;
+  }
+
+  /** The CR is being deleted: open intents resolved, its ENIs released, then the finalizer lets it go. */
+  async deleted(input: {
+    node: NodeCr;
+    enis: NetworkInterfaces;
+    writeStatus: (write: { status: NodeStatus; current: NodeStatus; enis: NetworkInterfaces }) => Promise<boolean>;
+    isGone: () => boolean;
+  }): Promise<Departure | 'gone'> {
+    const held = await this.heldBack();
+    if (held !== undefined) return held;
+    const { nodeName, settings, state, tracker, record } = this.input;
+    const result = await releaseDeletedNode({
+      ...input,
+      nodeName,
+      clusterId: settings.clusterId,
+      state,
+      horizonMs: settings.createAttemptHorizonMs,
+      tracker,
+      record,
+    });
+    if (result === 'gone') return 'gone';
+    const released = result === 'released';
+    return {
+      end: { failed: result === 'failed', scope: 'completed' },
+      ipamState: released ? 'Gone' : 'Deleting',
+      released,
+    };
+  }
+
+  /** The CR is gone without the deletion path (no finalizer held it): see {@link releaseVanishedNode}. */
+  async vanished(): Promise<Departure> {
+    const held = await this.heldBack();
+    if (held !== undefined) return held;
+    const { nodeName, settings, state, tracker, record } = this.input;
+    const result = await releaseVanishedNode({
+      nodeName,
+      clusterId: settings.clusterId,
+      instanceId: state.instanceId ?? '',
+      state,
+      horizonMs: settings.createAttemptHorizonMs,
+      tracker,
+      record,
+    });
+    if (result === 'failed') {
+      return { end: { failed: true, scope: 'completed' }, ipamState: 'Deleting', released: false };
+    }
+    const skipReason = 'the Node CR does not exist';
+    return { end: { failed: false, scope: 'stoppedBeforeCloud' }, ipamState: 'Gone', skipReason, released: true };
+  }
+
+  private async heldBack(): Promise<Departure | undefined> {
+    const { degradation } = this.input;
+    if (degradation.gates().release) return undefined;
+    await this.input.notices.degradationChanged(degradation.owedNotice(['release']));
+    const skipReason = `the node's ENIs are released once lifted: ${degradation.view()?.summary ?? ''}`;
+    return { end: { failed: false, scope: 'stoppedBeforeCloud' }, ipamState: 'Deleting', skipReason, released: false };
+  }
 }

@@ -10,11 +10,10 @@ import {
   sortedKeys,
   STATUS_CHANGE_DEPTH,
 } from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeStatus, PoolStatusFields, VSwitchInfo } from '../../ipam/index.js';
+import type { NetworkInterfaces, NodeStatus, PoolStatusFields, ReadyNodeSpec, VSwitchInfo } from '../../ipam/index.js';
 import type { NodeSnapshot, NodeView, NodeViewForPass } from '../../activities/index.js';
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
 import type { CarriedState } from './carried-state.js';
-import type { ReadyNodeSpec } from './eni-operator.js';
 import type { PassRecord } from './pass-record.js';
 import { stepFailure } from './step-failure.js';
 import type { FailedStep } from './step-failure.js';

@@ -5,35 +5,30 @@ import {
   hasFailingCalls,
   mergeSeenVersions,
 } from '../../ipam/index.js';
-import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr } from '../../ipam/index.js';
+import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr, ReadyNodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
 import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
-import type { ReadyNodeSpec } from './eni-operator.js';
 import { GcRequests } from './gc-requests.js';
 import { NodeDegradation } from './node-degradation.js';
 import type { DegradationChange } from './node-degradation.js';
 import { NodeNotices } from './node-notices.js';
 import { NodeReader, writeStatusKeepingEnis } from './node-io.js';
 import type { StatusWrite } from './node-io.js';
-import { releaseDeletedNode, releaseVanishedNode } from './node-deletion.js';
+import { NodeDeparture } from './node-deletion.js';
+import type { Departure } from './node-deletion.js';
 import { buildNodeView, initialPassSummary } from './node-view.js';
 import type { PassSummary } from './node-view.js';
 import { OperationTracker } from './operation-tracker.js';
 import { PassRecord } from './pass-record.js';
+import type { PassEnd } from './pass-record.js';
 import { PassSchedule } from './pass-schedule.js';
 import { settlePrefixMode, withPrefixMode } from './prefix-pass.js';
 import { readyPass } from './ready-pass.js';
 import { SeenSignals } from './seen-signals.js';
 import { stepFailure } from './step-failure.js';
-
-/** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
-interface PassEnd {
-  failed: boolean;
-  scope: 'completed' | 'stoppedBeforeCloud';
-}
 
 /**
  * One node's reconcile passes. A pass reads the node, plans with the pure core, acts through the {@link EniOperator},
@@ -63,6 +58,7 @@ export class NodeReconciler {
   /** Set by signals and updates; cleared when a pass starts. */
   dirty = true;
   private readonly seenSignals = new SeenSignals();
+  private readonly departure: NodeDeparture;
   passesThisRun = 0;
   private passRunning = false;
 
@@ -88,6 +84,8 @@ export class NodeReconciler {
         this.passRecord.record(failed, { ledger: false });
       },
     });
+    const { nodeName, settings, state, tracker, passRecord: record, degradation, notices } = this;
+    this.departure = new NodeDeparture({ nodeName, settings, state, tracker, record, degradation, notices });
   }
 
   carry(): CarriedState {
@@ -110,8 +108,9 @@ export class NodeReconciler {
     if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.vSwitchRefreshRequested = true;
     if (reason?.degradation !== undefined) this.setDegradation(reason.degradation);
     this.state.signalsReceived += 1;
-    const leftWork = this.state.failureStreak > 0 || this.summary.pods.pending > 0;
-    if (this.seenSignals.asksForPass({ reason, readSeen: this.reader.seen, leftWork })) this.dirty = true;
+    if (this.seenSignals.asksForPass({ reason, readSeen: this.reader.seen, leftWork: this.leftWork() })) {
+      this.dirty = true;
+    }
   }
 
   /**
@@ -151,6 +150,11 @@ export class NodeReconciler {
 
   lastPassEndMs(): number {
     return this.summary.lastPassEndMs ?? 0;
+  }
+
+  /** Whether the last pass failed or left pods waiting: a signal with nothing new then still asks for a pass. */
+  private leftWork(): boolean {
+    return this.state.failureStreak > 0 || this.summary.pods.pending > 0;
   }
 
   /** Passes failed in a row: while above 0 the node waits out its failure backoff between passes. */
@@ -221,7 +225,7 @@ export class NodeReconciler {
     this.summary.lastPassEndMs = Date.now();
     // An update asking for GC is answered when the pass ends, after the status write (or when it was skipped).
     if (this.gc.passEnded()) this.dirty = true;
-    if (this.seenSignals.passEnded(failed || this.summary.pods.pending > 0)) this.dirty = true;
+    if (this.seenSignals.passEnded(this.leftWork())) this.dirty = true;
     if (failed) record.logFailed({ nodeName: this.nodeName, ipamState: this.summary.ipamState });
   }
 
@@ -279,13 +283,13 @@ export class NodeReconciler {
    * A ready node: its mode settled (fixed at the first pass, see `settlePrefixMode`), then `readyPass` in that mode:
    * read the cloud side → plan → act → fold → write → settle the ledger → tell.
    */
-  private async reconcileReadyNode(input: { node: NodeCr; snapshot: NodeSnapshot }): Promise<PassEnd> {
+  private async reconcileReadyNode(input: { node: ReadyNodeCr; snapshot: NodeSnapshot }): Promise<PassEnd> {
     const { node, snapshot } = input;
     const mode = settlePrefixMode({ state: this.state, spec: node.spec });
     if (mode.ignoredChange !== undefined) {
       await this.notices.prefixModeChangeIgnored({ prefixMode: mode.prefixMode, asked: mode.ignoredChange });
     }
-    const spec = withPrefixMode(node.spec as ReadyNodeSpec, mode.prefixMode);
+    const spec = withPrefixMode(node.spec, mode.prefixMode);
     const now = Date.now();
     const instanceId = spec.nodeMetadata?.instanceID ?? '';
     this.summary.instanceId = instanceId;
@@ -347,60 +351,31 @@ export class NodeReconciler {
     return result !== 'failed';
   }
 
-  /** The CR is being deleted: open intents are resolved, its ENIs released, then the finalizer lets it go. */
+  /** The CR is being deleted: once its ENIs are released the finalizer lets it go (see {@link NodeDeparture}). */
   private async cleanUpDeletedNode(node: NodeCr): Promise<PassEnd> {
     this.summary.ipamState = 'Deleting';
-    const held = await this.releasesHeldBack();
-    if (held !== undefined) return held;
-    const result = await releaseDeletedNode({
+    const departure = await this.departure.deleted({
       node,
-      nodeName: this.nodeName,
-      clusterId: this.settings.clusterId,
       enis: this.startingEnis(node),
-      state: this.state,
-      horizonMs: this.settings.createAttemptHorizonMs,
-      tracker: this.tracker,
-      record: this.passRecord,
       writeStatus: (input) => this.writeStatus(input),
       isGone: () => this.crVanished,
     });
-    if (result === 'gone') return this.cleanUpVanishedNode();
-    if (result === 'released') {
-      this.finished = true;
-      this.summary.ipamState = 'Gone';
-    }
-    return { failed: result === 'failed', scope: 'completed' };
+    return departure === 'gone' ? this.cleanUpVanishedNode() : this.departed(departure);
   }
 
-  /**
-   * The CR is gone without the deletion path (no finalizer held it): the ENIs eniflow made for the node are
-   * released (see `releaseVanishedNode`), then the workflow ends; while the degradation holds releases back, it
-   * waits.
-   */
+  /** The CR is gone without the deletion path: what eniflow made for the node is released, then the workflow ends. */
   private async cleanUpVanishedNode(): Promise<PassEnd> {
     this.crVanished = false;
     this.summary.ipamState = 'Deleting';
-    const held = await this.releasesHeldBack();
-    if (held !== undefined) return held;
-    const result = await releaseVanishedNode({
-      nodeName: this.nodeName,
-      clusterId: this.settings.clusterId,
-      instanceId: this.state.instanceId ?? '',
-      state: this.state,
-      horizonMs: this.settings.createAttemptHorizonMs,
-      tracker: this.tracker,
-      record: this.passRecord,
-    });
-    if (result === 'failed') return { failed: true, scope: 'completed' };
-    this.finished = true;
-    return this.stop('Gone', 'the Node CR does not exist');
+    return this.departed(await this.departure.vanished());
   }
 
-  /** A node going away while the degradation holds releases back waits for the lift (its Event says so). */
-  private async releasesHeldBack(): Promise<PassEnd | undefined> {
-    if (this.degradation.gates().release) return undefined;
-    await this.notices.degradationChanged(this.degradation.owedNotice(['release']));
-    return this.stop('Deleting', `the node's ENIs are released once lifted: ${this.degradation.view()?.summary ?? ''}`);
+  /** What a departure shows; once the node's ENIs are released, the workflow ends. */
+  private departed(departure: Departure): PassEnd {
+    if (departure.released) this.finished = true;
+    this.summary.ipamState = departure.ipamState;
+    if (departure.skipReason !== undefined) this.summary.skipReason = departure.skipReason;
+    return departure.end;
   }
 
   /** ENIs to start from: the CR's, unless the workflow knows better because its last status write did not land. */

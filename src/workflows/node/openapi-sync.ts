@@ -9,10 +9,9 @@ import {
   resolveUnlistedEnis,
   syncTimesOf,
 } from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeStatus, UnlistedEniReport, VSwitchInfo } from '../../ipam/index.js';
+import type { NetworkInterfaces, NodeStatus, ReadyNodeSpec, UnlistedEniReport, VSwitchInfo } from '../../ipam/index.js';
 import { adopt, ecsRead } from './activities.js';
 import type { CarriedState } from './carried-state.js';
-import type { ReadyNodeSpec } from './eni-operator.js';
 import type { PassRecord } from './pass-record.js';
 
 /**

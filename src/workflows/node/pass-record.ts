@@ -8,6 +8,12 @@ import type { FailedStep } from './step-failure.js';
 
 const MAX_RECORDED_ERRORS = 20;
 
+/** How far a pass got: the ledger settles what the pass tried (see `settleFailures`). */
+export interface PassEnd {
+  failed: boolean;
+  scope: 'completed' | 'stoppedBeforeCloud';
+}
+
 /**
  * What one pass met: its failures, in the order of the plan, and the cloud calls that succeeded. Every failure
  * goes to the recent errors (the `state` query, the pass's log line); failures of the pass's own steps also go to

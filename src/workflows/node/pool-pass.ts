@@ -8,8 +8,14 @@ import {
   poolShrinkGate,
   warmUpDemand,
 } from '../../ipam/index.js';
-import type { IpFamily, NetworkInterfaces, NodeCr, PoolStatusPlan, WarmUpStatus } from '../../ipam/index.js';
-import type { ReadyNodeSpec } from './eni-operator.js';
+import type {
+  IpFamily,
+  NetworkInterfaces,
+  PoolStatusPlan,
+  ReadyNodeCr,
+  ReadyNodeSpec,
+  WarmUpStatus,
+} from '../../ipam/index.js';
 import type { StepReport } from './step-failure.js';
 
 /**
@@ -19,18 +25,17 @@ import type { StepReport } from './step-failure.js';
 export class PoolPass {
   private readonly nodeName: string;
   private readonly nowMs: number;
-  private readonly node: NodeCr;
+  private readonly node: ReadyNodeCr;
   private readonly spec: ReadyNodeSpec;
   private readonly warmUp: WarmUpStatus;
   /** `spec.pool.poolSyncPeriod`, or the controller's GC period. */
   readonly periodMs: number;
 
-  constructor(input: { nodeName: string; nowMs: number; node: NodeCr; gcPeriodMs: number }) {
+  constructor(input: { nodeName: string; nowMs: number; node: ReadyNodeCr; gcPeriodMs: number }) {
     this.nodeName = input.nodeName;
     this.nowMs = input.nowMs;
     this.node = input.node;
-    // Only ready passes run pool tuning, and a ready node has its spec.eni and spec.pool (see validate-node.ts).
-    this.spec = input.node.spec as ReadyNodeSpec;
+    this.spec = input.node.spec;
     this.warmUp = initialWarmUp({ status: input.node.status ?? {}, warmUpSize: this.spec.pool.warmUpSize });
     this.periodMs = poolPeriodMs({ poolSyncPeriod: this.spec.pool.poolSyncPeriod, gcPeriodMs: input.gcPeriodMs });
   }

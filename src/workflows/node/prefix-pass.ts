@@ -1,8 +1,8 @@
 import { nextFrozenExpiryMs } from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeSpec, NodeStatus, VSwitchInfo } from '../../ipam/index.js';
+import type { NetworkInterfaces, NodeSpec, NodeStatus, ReadyNodeSpec, VSwitchInfo } from '../../ipam/index.js';
 import type { GcResult } from '../messages.js';
 import type { CarriedState } from './carried-state.js';
-import type { EniOperator, ReadyNodeSpec } from './eni-operator.js';
+import type { EniOperator } from './eni-operator.js';
 import type { GcRequests } from './gc-requests.js';
 import { statusWithSyncTimes } from './node-io.js';
 import type { NodeNotices } from './node-notices.js';

@@ -15,12 +15,13 @@ import type {
   PendingCreate,
   PrefixAssign,
   PrefixPlan,
+  ReadyNodeSpec,
   VSwitchInfo,
 } from '../../ipam/index.js';
 import type { GcResult } from '../messages.js';
 import { adoptLegacyIntents, setOpenIntents } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
-import type { EniOperator, ReadyNodeSpec } from './eni-operator.js';
+import type { EniOperator } from './eni-operator.js';
 import { blockedVSwitchesOf, exhaustedVSwitchesOf } from './node-view.js';
 import type { PassSummary } from './node-view.js';
 import type { StepReport } from './step-failure.js';

@@ -11,14 +11,21 @@ import {
   sortedKeys,
   unschedulableEniIds,
 } from '../../ipam/index.js';
-import type { DegradationGates, NetworkInterfaces, NodeCr, NodeStatus, PodDemand } from '../../ipam/index.js';
+import type {
+  DegradationGates,
+  NetworkInterfaces,
+  NodeStatus,
+  PodDemand,
+  ReadyNodeCr,
+  ReadyNodeSpec,
+} from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { NodeIpamSettings } from '../messages.js';
 import { allocateForDemand } from './allocation-round.js';
 import type { CarriedState } from './carried-state.js';
 import { readCloudSide } from './cloud-side.js';
 import type { CloudSide } from './cloud-side.js';
-import type { EniOperator, ReadyNodeSpec } from './eni-operator.js';
+import type { EniOperator } from './eni-operator.js';
 import type { GcRequests } from './gc-requests.js';
 import type { NodeDegradation } from './node-degradation.js';
 import { statusWithSyncTimes } from './node-io.js';
@@ -49,7 +56,7 @@ export interface ReadyPassTools {
  */
 export async function readyPass(input: {
   nodeName: string;
-  node: NodeCr;
+  node: ReadyNodeCr;
   snapshot: NodeSnapshot;
   /** The spec with the node's recorded mode (see `withPrefixMode`). */
   spec: ReadyNodeSpec;
@@ -132,7 +139,7 @@ export async function readyPass(input: {
  */
 async function singleIpPass(input: {
   nodeName: string;
-  node: NodeCr;
+  node: ReadyNodeCr;
   snapshot: NodeSnapshot;
   spec: ReadyNodeSpec;
   demand: PodDemand;
