@@ -14,6 +14,7 @@ import { AlibabaEcsApi } from '../../src/activities/ecs/alibaba-ecs-api.js';
 import { VSwitchCache } from '../../src/activities/ecs/vswitch-cache.js';
 import { createEcsActivities, ENI_STATUS_PENDING } from '../../src/activities/ecs-activities.js';
 import type { EcsActivities } from '../../src/activities/ecs-activities.js';
+import { applicationFailureOf } from '../support/application-failure.js';
 import { DEMO, demoFixtureWithTinyVSwitch, emulatorConnection, startEmulatorHarness } from '../support/ecs-emulator.js';
 import type { EmulatorHarness } from '../support/ecs-emulator.js';
 import { quietActivityEnvironment } from '../support/test-logs.js';
@@ -50,16 +51,6 @@ async function waitStatus(input: Parameters<EcsActivities['waitEniStatus']>[0]):
     }
   }
   assert.fail('waitEniStatus never finished');
-}
-
-async function failureOf(call: () => Promise<unknown>): Promise<ApplicationFailure> {
-  try {
-    await call();
-  } catch (error) {
-    assert.ok(error instanceof ApplicationFailure, `expected an ApplicationFailure, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected the activity to fail');
 }
 
 before(async () => {
@@ -129,7 +120,7 @@ describe('ENI lifecycle activities', () => {
   it('a lost create response and a retry with the same token leave exactly one ENI', async () => {
     const before = (await harness.emulator.admin.inventory()).networkInterfaces.length;
     await harness.emulator.admin.addFaults(['CreateNetworkInterface next 1 lost ServiceUnavailable 503']);
-    const lost = await failureOf(() => runActivity(() => activities.createEni(createInput('token-lost'))));
+    const lost = await applicationFailureOf(() => runActivity(() => activities.createEni(createInput('token-lost'))));
     assert.equal(lost.type, 'EcsTransient');
     assert.equal(lost.nonRetryable, false);
     const { eni } = await runActivity(() => activities.createEni(createInput('token-lost')));
@@ -145,7 +136,7 @@ describe('ENI lifecycle activities', () => {
     await harness.emulator.admin.updateSettings({ transitionDelays: { attachMs: 50 } });
     try {
       await runActivity(() => activities.attachEni({ eniId: eni.eniId, instanceId: DEMO.instanceLargeH }));
-      const failure = await failureOf(() => waitStatus({ eniId: eni.eniId, status: 'InUse' }));
+      const failure = await applicationFailureOf(() => waitStatus({ eniId: eni.eniId, status: 'InUse' }));
       assert.equal(failure.type, 'EniAttachFailed');
       assert.equal(failure.nonRetryable, true);
     } finally {
@@ -155,14 +146,14 @@ describe('ENI lifecycle activities', () => {
   });
 
   it('waiting for an ENI that does not exist fails for good', async () => {
-    const failure = await failureOf(() => waitStatus({ eniId: 'eni-nope', status: 'InUse' }));
+    const failure = await applicationFailureOf(() => waitStatus({ eniId: 'eni-nope', status: 'InUse' }));
     assert.equal(failure.type, 'EcsNotFound');
     assert.equal(failure.nonRetryable, true);
   });
 
   it('a failed cloud call carries its code and RequestId', async () => {
     await harness.emulator.admin.addFaults(['AttachNetworkInterface next 1 error Throttling.User 400']);
-    const failure = await failureOf(() =>
+    const failure = await applicationFailureOf(() =>
       runActivity(() => activities.attachEni({ eniId: 'eni-x', instanceId: DEMO.instanceLargeH })),
     );
     assert.equal(failure.type, 'EcsThrottled');
@@ -209,7 +200,7 @@ describe('IP activities', () => {
 
   it('a lost assign response retried with the same token assigns no extra addresses', async () => {
     await harness.emulator.admin.addFaults(['AssignPrivateIpAddresses next 1 lost drop']);
-    const lost = await failureOf(() =>
+    const lost = await applicationFailureOf(() =>
       runActivity(() => activities.assignIpv4({ eniId, count: 2, clientToken: 'tok-lost' })),
     );
     assert.equal(lost.nonRetryable, false);
@@ -224,7 +215,7 @@ describe('IP activities', () => {
   });
 
   it('asking for more IPs than the ENI may hold is a non-retryable quota failure', async () => {
-    const failure = await failureOf(() =>
+    const failure = await applicationFailureOf(() =>
       runActivity(() => activities.assignIpv4({ eniId, count: 10, clientToken: 'tok-over' })),
     );
     assert.equal(failure.type, 'EcsQuotaExceeded');
@@ -307,7 +298,7 @@ describe('IP prefix activities', () => {
   it('a lost prefix assign retried with the same token assigns no extra prefixes', async () => {
     const [before] = await ecsApi.describeEnis({ eniIds: [eniId] });
     await harness.emulator.admin.addFaults(['AssignPrivateIpAddresses next 1 lost drop']);
-    const lost = await failureOf(() =>
+    const lost = await applicationFailureOf(() =>
       runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 2, clientToken: 'tok-p4-lost' })),
     );
     assert.equal(lost.nonRetryable, false);
@@ -322,12 +313,12 @@ describe('IP prefix activities', () => {
   it('prefixes beyond the ENI slots are a non-retryable quota failure; prefixes mixed with IPs are refused', async () => {
     // ecs.g7.2xlarge: 15 IPv4 slots; the primary and 2 prefixes hold 3, 10 more make 13.
     await runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 10, clientToken: 'tok-p4-fill' }));
-    const full = await failureOf(() =>
+    const full = await applicationFailureOf(() =>
       runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 3, clientToken: 'tok-p4-over' })),
     );
     assert.deepEqual([full.type, full.nonRetryable], ['EcsQuotaExceeded', true]);
     await runActivity(() => activities.assignIpv4Prefixes({ eniId, count: 2, clientToken: 'tok-p4-last' }));
-    const mixed = await failureOf(() =>
+    const mixed = await applicationFailureOf(() =>
       runActivity(() =>
         activities.createEni(createInput('token-mixed', { ipv4Count: 3, ipv6Count: 0, ipv4PrefixCount: 1 })),
       ),
@@ -342,7 +333,7 @@ describe('IP prefix activities', () => {
       ),
     );
     try {
-      const failure = await failureOf(() =>
+      const failure = await applicationFailureOf(() =>
         runActivity(() =>
           activities.assignIpv4Prefixes({
             eniId: eni.eniId,
@@ -369,7 +360,7 @@ describe('vSwitch activities', () => {
     assert.equal(fresh[small]?.ipv4Cidr, '10.10.16.0/29');
     const createOn = (token: string, ipv4Count: number) =>
       runActivity(() => activities.createEni(createInput(token, { vSwitchId: small, ipv4Count, ipv6Count: 0 })));
-    const failure = await failureOf(() => createOn('token-exhaust', 6));
+    const failure = await applicationFailureOf(() => createOn('token-exhaust', 6));
     assert.equal(failure.type, 'EcsVSwitchExhausted');
     assert.equal(failure.nonRetryable, true);
     // Fewer than asked for, but some: not blocked, so the next plan asks for what is there.
@@ -380,7 +371,7 @@ describe('vSwitch activities', () => {
       // The cache counts the 4 taken: no plan asks the vSwitch again (and gets refused) until it gains addresses.
       const taken = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small] }));
       assert.equal(taken[small]?.availableIpCount, 0);
-      assert.equal((await failureOf(() => createOn('token-none-left', 1))).type, 'EcsVSwitchExhausted');
+      assert.equal((await applicationFailureOf(() => createOn('token-none-left', 1))).type, 'EcsVSwitchExhausted');
       const blocked = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small] }));
       assert.equal(blocked[small]?.availableIpCount, 0);
       assert.ok((blocked[small]?.blockedForMs ?? 0) > 0, 'none left: blocked');
@@ -399,7 +390,7 @@ describe('vSwitch activities', () => {
     try {
       const assign = (clientToken: string, count: number) =>
         runActivity(() => activities.assignIpv4({ eniId: eni.eniId, vSwitchId: small, count, clientToken }));
-      assert.equal((await failureOf(() => assign('tok-too-many', 5))).type, 'EcsVSwitchExhausted');
+      assert.equal((await applicationFailureOf(() => assign('tok-too-many', 5))).type, 'EcsVSwitchExhausted');
       const left = await runActivity(() => activities.describeVSwitches({ vSwitchIds: [small] }));
       assert.deepEqual([left[small]?.availableIpCount, left[small]?.blockedForMs], [3, undefined]);
       assert.equal((await assign('tok-what-is-left', 3)).ips.length, 3);

@@ -5,8 +5,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 
-import { ApplicationFailure } from '@temporalio/common';
-
 import { createEcsActivities } from '../../../src/activities/ecs-activities.js';
 import type { EcsActivities } from '../../../src/activities/ecs-activities.js';
 import type { EcsApi } from '../../../src/activities/ecs/ecs-api.js';
@@ -16,6 +14,7 @@ import { VSwitchCache } from '../../../src/activities/ecs/vswitch-cache.js';
 import type { VSwitchInfo } from '../../../src/ipam/index.js';
 import { IPV4_PREFIX_SIZE } from '../../../src/ipam/index.js';
 import { createLogger } from '../../../src/logger.js';
+import { applicationFailureOf } from '../../support/application-failure.js';
 import { quietActivityEnvironment } from '../../support/test-logs.js';
 
 /** The activities' signatures as workflow histories know them: a factory must not change one. */
@@ -110,16 +109,6 @@ const assign = (activities: EcsActivities, name: (typeof ASSIGNS)[number]['name'
 const run = <R>(activityType: string, fn: () => Promise<R>): Promise<R> =>
   quietActivityEnvironment({ activityType }).run(fn);
 
-async function rejection(call: () => Promise<unknown>): Promise<ApplicationFailure> {
-  try {
-    await call();
-  } catch (error) {
-    assert.ok(error instanceof ApplicationFailure, `expected an ApplicationFailure, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected the activity to fail');
-}
-
 beforeEach(() => {
   vSwitches = new VSwitchCache();
   unblocked = [];
@@ -180,7 +169,7 @@ describe('assign activities (one factory by family and unit)', () => {
         describeVSwitch: { vSwitchId: VSW, zoneId: 'z', availableIpCount: 1 },
       });
       await cached(100);
-      const failure = await rejection(() => run(row.name, () => assign(activities, row.name, input)));
+      const failure = await applicationFailureOf(() => run(row.name, () => assign(activities, row.name, input)));
       assert.equal(failure.type, 'EcsVSwitchExhausted');
       assert.equal(failure.nonRetryable, true);
       if (row.sized) {
@@ -201,12 +190,12 @@ describe('assign activities (one factory by family and unit)', () => {
       const { activities } = activitiesWith({ [row.name]: throttled });
       await cached(100);
       assert.equal(
-        (await rejection(() => run(row.name, () => assign(activities, row.name, input)))).type,
+        (await applicationFailureOf(() => run(row.name, () => assign(activities, row.name, input)))).type,
         'EcsThrottled',
       );
       const refused = activitiesWith({ [row.name]: exhausted(row.operation) });
       const withoutVSwitch = { eniId: input.eniId, count: input.count, clientToken: input.clientToken };
-      await rejection(() => run(row.name, () => assign(refused.activities, row.name, withoutVSwitch)));
+      await applicationFailureOf(() => run(row.name, () => assign(refused.activities, row.name, withoutVSwitch)));
       assert.deepEqual(refused.methods(), [row.name]);
       assert.deepEqual(vSwitches.blocked(), []);
       assert.equal(cachedInfo()?.availableIpCount, 100);
@@ -243,7 +232,7 @@ describe('unassign activities (one factory by family and unit)', () => {
       await call(done.activities, input);
       const throttled: EcsFailure = { ...unassigned(row.operation), type: 'EcsThrottled', code: 'Throttling' };
       const failing = activitiesWith({ [row.name]: throttled });
-      assert.equal((await rejection(() => call(failing.activities, input))).type, 'EcsThrottled');
+      assert.equal((await applicationFailureOf(() => call(failing.activities, input))).type, 'EcsThrottled');
     });
   }
 });
@@ -280,11 +269,11 @@ describe('createEni follows the same vSwitch rule', () => {
     };
     const sized = activitiesWith(answers);
     await cached(100);
-    await rejection(() => run('createEni', () => sized.activities.createEni(create)));
+    await applicationFailureOf(() => run('createEni', () => sized.activities.createEni(create)));
     assert.deepEqual(sized.methods(), ['createEni', 'describeVSwitch']);
     assert.equal(cachedInfo()?.availableIpCount, 2);
     const prefix = activitiesWith(answers);
-    await rejection(() =>
+    await applicationFailureOf(() =>
       run('createEni', () => prefix.activities.createEni({ ...create, ipv4Count: 1, ipv4PrefixCount: 1 })),
     );
     assert.deepEqual(prefix.methods(), ['createEni']);
