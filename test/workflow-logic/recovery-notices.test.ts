@@ -30,7 +30,11 @@ describe('a node recovering from failing attaches', () => {
       enis: [{ eniId: 'eni-a', pods: ['p1', 'p2'] }],
     });
     let faulty = true;
-    node.script('attachEni', () => {
+    // The first attach that went through: a pass whose attaches failed before the fault cleared may still tell its
+    // waiting pods so after `faulty` flips (rightly: they wait), so what is told is judged from here on.
+    let firstAttachThrough: number | undefined;
+    node.script('attachEni', (_input, call) => {
+      if (!faulty) firstAttachThrough ??= call.seq;
       if (faulty) {
         throw ecsFailure({
           type: 'EcsTransient',
@@ -64,7 +68,7 @@ describe('a node recovering from failing attaches', () => {
             (call.input as { reason?: string }).reason === EVENT_REASONS.Recovered.reason,
         ),
       );
-      const after = node.calls.slice(cleared);
+      const after = node.calls.slice(Math.max(cleared, firstAttachThrough ?? cleared));
       const recovered = after.find(
         (call) =>
           call.name === 'recordEvent' && (call.input as { reason?: string }).reason === EVENT_REASONS.Recovered.reason,
