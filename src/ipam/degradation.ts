@@ -4,7 +4,7 @@
  */
 import { compareResourceVersions } from './resource-version.js';
 import { EVENT_REASONS } from './event-reasons.js';
-import type { EventReason } from './event-reasons.js';
+import type { NodeEventReason } from './event-reasons.js';
 
 /** `off`: everything; `l1`: no releasing call; `l0`: no cloud call at all. */
 export const DEGRADATION_LEVELS = ['off', 'l1', 'l0'] as const;
@@ -92,7 +92,7 @@ export function degradationNotice(input: {
   told: DegradationLevel | undefined;
   /** What the pass found held back (see {@link heldBackWork}), named in the message. */
   heldBack?: readonly string[];
-}): { reason: EventReason; message: string } | undefined {
+}): { reason: NodeEventReason; message: string } | undefined {
   const told = input.told ?? 'off';
   if (input.level === told) return undefined;
   if (input.level === 'off') {

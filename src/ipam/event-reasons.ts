@@ -136,6 +136,14 @@ export const EVENT_REASONS = {
 
 export type EventReasonName = keyof typeof EVENT_REASONS;
 
+type EventReasonEntry = (typeof EVENT_REASONS)[EventReasonName];
+
+/** The reasons whose `on` names a pod: only these may be written on one (the Event writer's types hold to it). */
+export type PodEventReason = Extract<EventReasonEntry, { on: `Pod${string}` }>;
+
+/** The reasons whose `on` names the node's Node CR: only these may be written on the node. */
+export type NodeEventReason = Extract<EventReasonEntry, { on: `${string}Node CR${string}` }>;
+
 export const CONDITION_REASONS = {
   SufficientIP: {
     reason: 'SufficientIP',

@@ -4,6 +4,7 @@ import { activityInfo } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { CoreV1Event } from '@kubernetes/client-node';
 
+import type { EventType } from '../../ipam/index.js';
 import { mapLimited } from '../../shared/map-limited.js';
 import type { KubeContext } from './kube-context.js';
 import { kubeFailure, statusOf } from './kube-failures.js';
@@ -41,7 +42,7 @@ export function createEventsAndConditions(ctx: KubeContext) {
 
   async function recordOneEvent(input: {
     involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
-    type: 'Normal' | 'Warning';
+    type: EventType;
     reason: string;
     message: string;
     series?: string;
@@ -122,7 +123,7 @@ export function createEventsAndConditions(ctx: KubeContext) {
   interface EventRequest {
     nodeName: string;
     involved: { kind: 'Node' | 'Pod'; apiVersion: string; name: string; namespace?: string; uid?: string };
-    type: 'Normal' | 'Warning';
+    type: EventType;
     reason: string;
     message: string;
     series?: string;

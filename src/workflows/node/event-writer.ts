@@ -1,5 +1,5 @@
 import { admitEvents, eventKey } from '../../ipam/index.js';
-import type { EventReason } from '../../ipam/index.js';
+import type { NodeEventReason, PodEventReason } from '../../ipam/index.js';
 import type { Activities, NodeSnapshot } from '../../activities/index.js';
 import { kubeNotice } from './activities.js';
 import type { CarriedState } from './carried-state.js';
@@ -12,14 +12,19 @@ import type { FailedStep } from './step-failure.js';
  */
 export const EVENTS_PER_BATCH = 50;
 
-export interface EventInput {
-  /** The reason's catalogue entry (event-reasons.ts): it gives the Event its reason and type. */
-  reason: EventReason;
+interface EventText {
   message: string;
   /** One Event per series: repeats update it (its count grows) instead of adding one. Defaults to the message. */
   series?: string;
-  pod?: { namespace: string; name: string; uid?: string };
 }
+
+/**
+ * One Event: its reason's catalogue entry (event-reasons.ts) gives it its reason and type, and says what it may be
+ * written on, so a node reason cannot go on a pod, nor a pod reason on the node.
+ */
+export type EventInput =
+  | (EventText & { reason: NodeEventReason; pod?: undefined })
+  | (EventText & { reason: PodEventReason; pod: { namespace: string; name: string; uid?: string } });
 
 type EventRequest = Parameters<Activities['recordEvent']>[0];
 
