@@ -72,8 +72,8 @@ describe('carried state', () => {
     it(`refuses another version: ${row.name}, naming the one it got and the one it takes`, () => {
       const state: Record<string, unknown> = { ...newCarriedState(), version: row.version };
       if (row.version === undefined) delete state['version'];
-      const problem = carriedStateProblem(state);
-      assert.ok(problem?.startsWith(row.got), problem);
+      const problem = carriedStateProblem(state) ?? '';
+      assert.ok(problem.startsWith(row.got), problem);
       assert.ok(problem.includes('this release takes carried state version 1 only'), problem);
     });
   }
