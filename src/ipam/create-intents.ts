@@ -54,11 +54,6 @@ export interface PendingCreate {
    * a re-used token): only a list by the intent tag, once every attempt has ended, may close it.
    */
   listOnly?: true;
-  /**
-   * Created before ENIs carried the intent tag (carried state version 3): a list by tag cannot find its ENI, so it
-   * is only ever re-issued; an answer that rules re-issue out closes it, leaving any ENI to the janitor.
-   */
-  untagged?: true;
 }
 
 /**
@@ -71,13 +66,13 @@ export const CREATE_ATTEMPT_HORIZON_MS = 90_000;
 /**
  * The create request for a planned ENI: kind, vSwitch and counts from the plan, the rest from the spec now. The
  * node, cluster, intent and creator tags come after the spec's own, so a spec tag cannot pass the ENI off as
- * another node's or cluster's; `clusterId` is absent only when completing an intent recorded before the cluster tag.
+ * another node's or cluster's.
  */
 export function buildCreateRequest(input: {
   allocation: CreateEni;
   spec: Pick<NodeSpec, 'eni'>;
   nodeName: string;
-  clusterId?: string;
+  clusterId: string;
   clientToken: string;
 }): CreateEniRequest {
   const { allocation, spec } = input;
@@ -96,7 +91,7 @@ export function buildCreateRequest(input: {
     tags: {
       ...(spec.eni?.tag ?? {}),
       [ENIFLOW_NODE_TAG]: input.nodeName,
-      ...(input.clusterId === undefined ? {} : { [ENIFLOW_CLUSTER_TAG_KEY]: input.clusterId }),
+      [ENIFLOW_CLUSTER_TAG_KEY]: input.clusterId,
       [ENIFLOW_INTENT_TAG]: input.clientToken,
       [ENIFLOW_CREATOR_TAG.key]: ENIFLOW_CREATOR_TAG.value,
     },
@@ -152,9 +147,7 @@ export type IntentStep =
   /** Every attempt has ended: list ENIs by the intent tag; the list decides. */
   | 'list'
   /** An attempt may still reach ECS and a re-issue cannot tell: wait for the horizon. */
-  | 'wait'
-  /** An untagged (version 3) intent that may not be re-issued: close it; the janitor is the backstop. */
-  | 'abandon';
+  | 'wait';
 
 /**
  * The next step for an open intent at `nowMs`. Once every attempt has ended (the last one's schedule time plus
@@ -164,7 +157,6 @@ export type IntentStep =
 export function nextIntentStep(input: { intent: PendingCreate; nowMs: number; horizonMs: number }): IntentStep {
   const { intent } = input;
   const attemptsEnded = input.nowMs >= intent.lastAttemptMs + input.horizonMs;
-  if (intent.untagged === true) return intent.listOnly === true ? 'abandon' : 'reissue';
   if (attemptsEnded) return 'list';
   return intent.listOnly === true ? 'wait' : 'reissue';
 }

@@ -23,6 +23,7 @@ import {
 } from './messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
+import { carriedStateProblem } from './node/carried-state.js';
 import type { CarriedState } from './node/carried-state.js';
 import { NodeReconciler } from './node/node-reconciler.js';
 import { NodeStory } from './node/node-story.js';
@@ -157,10 +158,11 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
 }
 
 /**
- * The run's settings, after two refusals that fail the start at once (non-retryable, so nothing is retried and the
+ * The run's settings, after three refusals that fail the start at once (non-retryable, so nothing is retried and the
  * failure is plain in the Web UI). `carried` state is preferred to the CR and decides what GC removes: only a run
- * continued from this workflow may bring it, never a client's fresh start. And without a cluster id the node could
- * neither tag what it creates nor tell its ENIs from a neighbour cluster's.
+ * continued from this workflow may bring it, never a client's fresh start, and only in the one version this release
+ * takes (another release's state is refused, not guessed at: docs/patches.md). And without a cluster id the node
+ * could neither tag what it creates nor tell its ENIs from a neighbour cluster's.
  */
 function checkedSettings(input: NodeIpamWorkflowInput): NodeIpamSettings {
   if (input.carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined) {
@@ -169,6 +171,8 @@ function checkedSettings(input: NodeIpamWorkflowInput): NodeIpamSettings {
       'ForgedCarriedState',
     );
   }
+  const carriedProblem = input.carried === undefined ? undefined : carriedStateProblem(input.carried);
+  if (carriedProblem !== undefined) throw ApplicationFailure.nonRetryable(carriedProblem, 'UnsupportedCarriedState');
   // The watcher sends the settings in full; the defaults fill in only for a partial start (tests, the CLI).
   return requireClusterId({ ...DEFAULT_NODE_SETTINGS, ...input.settings });
 }

@@ -34,6 +34,7 @@ function intent(token: string, eniKind: EniKind = 'secondary', extra: Partial<Pe
       allocation: { kind: 'createEni', eniKind, vSwitchId: `vsw-${token}`, ipv4Count: 3, ipv6Count: 0 },
       spec,
       nodeName: 'node-a',
+      clusterId: 'c-1',
       clientToken: token,
     }),
     sinceMs: NOW,
@@ -57,6 +58,7 @@ describe('the create request', () => {
       allocation: { kind: 'createEni', eniKind: 'erdma', vSwitchId: 'vsw-1', ipv4Count: 4, ipv6Count: 2 },
       spec,
       nodeName: 'node-a',
+      clusterId: 'c-1',
       clientToken: 'tok-1',
     });
     assert.deepEqual(request, {
@@ -69,7 +71,13 @@ describe('the create request', () => {
       ipv4Count: 4,
       ipv6Count: 2,
       // eniflow's own tags win over the spec's (the creator tag is eniflow's).
-      tags: { team: 'net', creator: 'eniflow', 'eniflow.io/node': 'node-a', [ENIFLOW_INTENT_TAG]: 'tok-1' },
+      tags: {
+        team: 'net',
+        creator: 'eniflow',
+        'eniflow.io/node': 'node-a',
+        'eniflow.io/cluster-id': 'c-1',
+        [ENIFLOW_INTENT_TAG]: 'tok-1',
+      },
       clientToken: 'tok-1',
     });
     assert.equal(request.tags[ENIFLOW_INTENT_TAG], request.clientToken, 'the ENI carries its token as a tag');
@@ -81,6 +89,7 @@ describe('the create request', () => {
       allocation: create('trunk') as never,
       spec: mutable,
       nodeName: 'n',
+      clusterId: 'c-1',
       clientToken: 't',
     });
     mutable.eni.securityGroupIDs.push('sg-9');
@@ -230,8 +239,6 @@ describe('the next step of an open intent (nextIntentStep)', () => {
     { name: 'every attempt has ended: list by tag', extra: {}, nowMs: ended, step: 'list' },
     { name: 'list-only, attempts in flight: wait', extra: { listOnly: true }, nowMs: ended - 1, step: 'wait' },
     { name: 'list-only, attempts ended: list', extra: { listOnly: true }, nowMs: ended, step: 'list' },
-    { name: 'untagged (v3): always re-issue', extra: { untagged: true }, nowMs: ended + 60_000, step: 'reissue' },
-    { name: 'untagged and list-only: abandon', extra: { untagged: true, listOnly: true }, nowMs: NOW, step: 'abandon' },
   ];
   for (const row of table) {
     it(row.name, () => {

@@ -1,10 +1,12 @@
 /**
  * What a Temporal client can no longer make the node workflow do, on the real workflow code with stub activities:
- * a fresh start with forged `carried` state or without a cluster id fails at once, and GC removes only ENIs the
- * cloud shows attached to the node or tagged as created for this node of this cluster.
+ * a fresh start with forged `carried` state or without a cluster id fails at once, a run continued with carried
+ * state of another version than this release's fails at once too, and GC removes only ENIs the cloud shows attached
+ * to the node or tagged as created for this node of this cluster.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,27 +14,36 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { NetworkInterfaces } from '../../src/ipam/index.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
 import { newCarriedState } from '../../src/workflows/node/carried-state.js';
+import type { CarriedState } from '../../src/workflows/node/carried-state.js';
+import type { continuedNodeStart } from '../support/continued-start-workflows.js';
 import { FAST_SETTINGS, openLogicEnv, runNode, waitForState } from './support/harness.js';
 import type { LogicEnv } from './support/harness.js';
 import { StubNode, stubNodeSpec } from './support/stub-node.js';
 
 let env: LogicEnv;
 before(async () => {
-  env = await openLogicEnv();
+  // The production workflows plus continuedNodeStart, which hands carried state on by continue-as-new.
+  env = await openLogicEnv(fileURLToPath(new URL('../support/continued-start-workflows.ts', import.meta.url)));
 });
 after(async () => {
   await env.close();
 });
 
-/** The failure type a workflow ended with. */
-async function failureTypeOf(run: Promise<unknown>): Promise<string | undefined> {
+/** The failure a workflow ended with (undefined: it did not fail). */
+async function failureOf(run: Promise<unknown>): Promise<ApplicationFailure | undefined> {
   try {
     await run;
     return undefined;
   } catch (error) {
     assert.ok(error instanceof WorkflowFailedError, String(error));
-    return error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : undefined;
+    assert.ok(error.cause instanceof ApplicationFailure, String(error.cause));
+    return error.cause;
   }
+}
+
+/** The failure type a workflow ended with. */
+async function failureTypeOf(run: Promise<unknown>): Promise<string | undefined> {
+  return (await failureOf(run))?.type ?? undefined;
 }
 
 describe('node workflow access hardening', () => {
@@ -56,6 +67,32 @@ describe('node workflow access hardening', () => {
       delete noCluster.clusterId;
       const anonymous = await start('anonymous', { nodeName: node.nodeName, settings: noCluster });
       assert.equal(await failureTypeOf(anonymous.result()), 'MissingClusterId');
+    });
+  });
+
+  it('a run continued with carried state of another version fails at once, naming it; version 1 is taken', async () => {
+    const node = new StubNode({ nodeName: 'carried-version', spec: stubNodeSpec() });
+    await runNode(env, node, {}, async (workflow) => {
+      const { taskQueue } = await workflow.describe();
+      const continued = (id: string, carried: unknown) =>
+        env.temporal.client.workflow.start<typeof continuedNodeStart>('continuedNodeStart', {
+          taskQueue,
+          workflowId: `${workflow.workflowId}-${id}`,
+          args: [{ nodeName: node.nodeName, settings: FAST_SETTINGS, carried: carried as CarriedState }],
+        });
+      const older = await continued('v5', { ...newCarriedState(), version: 5 });
+      const refused = await failureOf(older.result());
+      assert.ok(refused !== undefined, 'the run continued with version 5 failed');
+      assert.equal(refused.type, 'UnsupportedCarriedState');
+      assert.equal(refused.nonRetryable, true);
+      assert.match(refused.message, /^carried state has version 5; this release takes carried state version 1 only/);
+      const malformed = await continued('malformed', { ...newCarriedState(), lastErrors: undefined });
+      assert.match((await failureOf(malformed.result()))?.message ?? '', /version 1 is malformed \(lastErrors\)/);
+      // The same start with this release's version runs, with the state it was handed.
+      const taken = await continued('v1', { ...newCarriedState(), reconcileCount: 41 });
+      const running = env.temporal.client.workflow.getHandle<typeof nodeIpamWorkflow>(taken.workflowId);
+      await waitForState(running, 'a pass of the continued run', (state) => state.reconcileCount >= 42);
+      await running.terminate('test finished');
     });
   });
 

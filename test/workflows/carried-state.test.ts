@@ -10,7 +10,6 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { pollUntil } from '../../scripts/lib/poll-until.js';
 import { DEFAULT_NODE_SETTINGS, reconcileSignal } from '../../src/workflows/messages.js';
-import { CARRIED_STATE_VERSION, upgradeCarriedState } from '../../src/workflows/node/carried-state.js';
 import { NODE_CR_RESOURCE } from '../support/kube-env.js';
 import { TEST_CLUSTER_ID, allBound, demoNodeSpec, openScenarioEnv, withScenario } from '../support/node-scenario.js';
 import type { NodeScenario, ScenarioEnv } from '../support/node-scenario.js';
@@ -114,21 +113,5 @@ describe('state across continue-as-new', () => {
         // With ENIFLOW_RECORD_HISTORIES=1 the scenario's close records this history as production-defaults.json.
       },
     );
-  });
-});
-
-describe('upgradeCarriedState', () => {
-  it('brings an unversioned (version 1) state forward and keeps a newer one as it is', () => {
-    const v1 = {
-      needResync: false,
-      reconcileCount: 3,
-      signalsReceived: 1,
-      failureStreak: 0,
-      lastErrors: [],
-      eventTimes: {},
-    };
-    assert.deepEqual(upgradeCarriedState(v1), { ...v1, version: CARRIED_STATE_VERSION });
-    const newer = { ...v1, version: CARRIED_STATE_VERSION + 1 };
-    assert.deepEqual(upgradeCarriedState(newer), newer);
   });
 });

@@ -13,7 +13,7 @@ import type {
   UnsatisfiedPod,
   VSwitchInfo,
 } from '../../ipam/index.js';
-import { adoptLegacyIntents, setOpenIntents } from './carried-state.js';
+import { setOpenIntents } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import type { EniOperator } from './eni-operator.js';
 import type { StepReport } from './step-failure.js';
@@ -32,7 +32,6 @@ import type { StepReport } from './step-failure.js';
  * result is the fold in plan order whatever order the calls end in.
  */
 export async function allocateForDemand(input: {
-  nodeName: string;
   state: CarriedState;
   operator: EniOperator;
   spec: ReadyNodeSpec;
@@ -76,7 +75,6 @@ export async function allocateForDemand(input: {
   if (input.allocate === false) {
     return { plan, allocated: [], enis: local.enis, changed: false, openIntents: state.pendingCreates ?? [] };
   }
-  adoptLegacyIntents({ state, spec, nodeName: input.nodeName });
   const { allocations, unneeded } = pairCreatesWithIntents({
     allocations: plan.allocations,
     intents: state.pendingCreates ?? [],

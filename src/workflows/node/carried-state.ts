@@ -1,11 +1,8 @@
-import { buildCreateRequest, ENIFLOW_INTENT_TAG } from '../../ipam/index.js';
 import type {
   DegradationLevel,
   DegradationSetting,
-  EniKind,
   FailureLedger,
   NetworkInterfaces,
-  NodeSpec,
   PendingCreate,
   UnlistedEniReport,
 } from '../../ipam/index.js';
@@ -14,28 +11,20 @@ import type { RecordedError } from '../messages.js';
 export type { PendingCreate } from '../../ipam/index.js';
 
 /**
- * Version of {@link CarriedState}. Bump it when a field changes meaning or becomes required, and teach
- * {@link upgradeCarriedState} to bring the previous version forward: a run may be started from a state written by
- * the previous release.
- * - 1 (unversioned): the base fields.
- * - 2: optional `daemonWait`, `unlistedEnis`, `pendingCreates`.
- * - 3: the failure ledger `failures` replaces `failingOperations` (entries gain `message`).
- * - 4: a create intent holds its whole request (`request`: security groups, resource group, tags, ENI type and
- *   traffic mode as sent) and the time of its last attempt; a version 3 intent waits in `legacyPendingCreates`
- *   until a pass fills in what it lacks from the spec (`completeLegacyIntents`).
- * - 5: optional `prefixMode` (the node's `enableIPPrefix` as first seen, fixed from then on), the degradation
- *   switch as last told (`degradation`, `degradationTold`, `degradationHeldBack`) and the node's `instanceId`. A
- *   version 4 state has none of them and needs no change: version 4 refused prefix mode, so the next ready pass
- *   records the mode from the spec it reads, a node never told of a degradation runs without one until the watcher
- *   tells it, and the next ready pass records the instance. Later, still before any release: optional
- *   `ownStatus` (absent, the node syncs as before until its next status write).
+ * Version of {@link CarriedState}, the shape a run hands to the next at continue-as-new (recorded in the next run's
+ * history). eniflow has had no release, so the state starts at 1, with no upgrade: a run handed any other version,
+ * or a malformed state, fails at its start (`UnsupportedCarriedState`, see {@link carriedStateProblem}). From the
+ * first tagged release on, the release rule of docs/patches.md holds: a field that changes meaning, a new required
+ * field or a removed one bumps this version and adds an upgrade from each older version a supported release
+ * writes, kept until the oldest supported release's runs are gone (a new optional field the code reads safely as
+ * absent needs no bump).
  */
-export const CARRIED_STATE_VERSION = 5;
+export const CARRIED_STATE_VERSION = 1;
 
 /** What survives continue-as-new: only what the CR does not already hold. */
 export interface CarriedState {
-  /** {@link CARRIED_STATE_VERSION} of the run that wrote it; absent in version 1. */
-  version?: number;
+  /** {@link CARRIED_STATE_VERSION} of the run that wrote it. */
+  version: number;
   /** The ENIs as the workflow knows them, kept only while the CR has not yet been told (status write pending). */
   unwrittenEnis?: NetworkInterfaces;
   /** A resync was asked for (signal, quota refusal, failed status write): the next pass syncs and re-reads vSwitches. */
@@ -65,11 +54,6 @@ export interface CarriedState {
    * create is found and used (or released), never abandoned while another is created under a new token.
    */
   pendingCreates?: PendingCreate[];
-  /**
-   * Version 3 intents, brought forward as they were: their security groups, resource group and tags were never
-   * recorded, so the next pass that has the spec completes them ({@link completeLegacyIntents}).
-   */
-  legacyPendingCreates?: PendingCreateV3[];
   /** The failure ledger: what fails, by operation and code, since when (absent while nothing fails). */
   failures?: FailureLedger;
   /**
@@ -118,105 +102,45 @@ export function newCarriedState(): CarriedState {
   };
 }
 
-/** Version 2's record of failing cloud calls, read only to bring it forward. */
-interface CarriedStateV2 extends CarriedState {
-  failingOperations?: Record<string, Omit<FailureLedger[string], 'message'> & { message?: string }>;
-}
+const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value);
+const isRecord = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A create intent as versions 2 and 3 carried it: kind, vSwitch and counts, the rest re-read from the spec. */
-export interface PendingCreateV3 {
-  clientToken: string;
-  eniKind: EniKind;
-  vSwitchId: string;
-  ipv4Count: number;
-  ipv6Count: number;
-  sinceMs: number;
-}
-
-function isLegacyIntent(intent: unknown): intent is PendingCreateV3 {
-  return typeof intent === 'object' && intent !== null && !('request' in intent) && 'clientToken' in intent;
-}
-
-/** Brings a carried state of an earlier version forward (see {@link CARRIED_STATE_VERSION}). */
-export function upgradeCarriedState(carried: CarriedState): CarriedState {
-  const version = carried.version ?? 1;
-  // Written by a newer release and read by an older one (a rollback): keep what this version knows, and the
-  // version, so that the newer release still recognises its own fields when it runs again.
-  if (version > CARRIED_STATE_VERSION) return { ...carried };
-  const { failingOperations, ...rest } = carried as CarriedStateV2;
-  const upgraded: CarriedState = { ...rest, version: CARRIED_STATE_VERSION };
-  // Version 3 intents lack most of their request; they wait for a pass that has the spec (never dropped here).
-  const intents: unknown[] = carried.pendingCreates ?? [];
-  const legacy = intents.filter(isLegacyIntent);
-  if (legacy.length > 0) {
-    upgraded.legacyPendingCreates = [...(carried.legacyPendingCreates ?? []), ...legacy];
-    const current = (carried.pendingCreates ?? []).filter((intent) => !isLegacyIntent(intent));
-    if (current.length > 0) upgraded.pendingCreates = current;
-    else delete upgraded.pendingCreates;
-  }
-  if (failingOperations !== undefined && Object.keys(failingOperations).length > 0) {
-    upgraded.failures = Object.fromEntries(
-      Object.entries(failingOperations).map(([key, entry]) => [key, { ...entry, message: entry.message ?? '' }]),
-    );
-  }
-  return upgraded;
-}
-
-/** The state handed to the next run: a copy, keeping a newer release's version (see {@link upgradeCarriedState}). */
-export function carryState(state: CarriedState): CarriedState {
-  return {
-    ...state,
-    version: Math.max(state.version ?? 1, CARRIED_STATE_VERSION),
-    lastErrors: [...state.lastErrors],
-    eventTimes: { ...state.eventTimes },
-  };
-}
+/** The fields every carried state has, each with its check. */
+const REQUIRED_FIELDS: Record<string, (value: unknown) => boolean> = {
+  needResync: (value) => typeof value === 'boolean',
+  reconcileCount: isCount,
+  signalsReceived: isCount,
+  failureStreak: isCount,
+  lastErrors: Array.isArray,
+  eventTimes: isRecord,
+};
 
 /**
- * Version 3 intents made whole from the spec as it is now, the best available: their kind, vSwitch, counts and
- * token are kept; security groups, resource group and tags are the spec's, with the node tag but without the intent
- * tag, which version 3 never sent (so a re-issue with an unchanged spec matches the first request). They are marked
- * `untagged`: a list by intent tag cannot find their ENI, so they are only ever re-issued.
+ * Why a run cannot take `carried` as its state, or undefined when it can: this release takes version
+ * {@link CARRIED_STATE_VERSION} with its required fields, and nothing else. Another version comes from another
+ * release (a rollback, or an upgrade past the releases this one reads); guessing at it could lose an open create
+ * intent or mislead the GC, so the run is refused, saying which version it got and which it takes.
  */
-export function completeLegacyIntents(input: {
-  legacy: readonly PendingCreateV3[];
-  spec: Pick<NodeSpec, 'eni'>;
-  nodeName: string;
-}): PendingCreate[] {
-  return input.legacy.map((old) => {
-    const request = buildCreateRequest({
-      allocation: {
-        kind: 'createEni',
-        eniKind: old.eniKind,
-        vSwitchId: old.vSwitchId,
-        ipv4Count: old.ipv4Count,
-        ipv6Count: old.ipv6Count,
-      },
-      spec: input.spec,
-      nodeName: input.nodeName,
-      clientToken: old.clientToken,
-    });
-    const tags = Object.fromEntries(Object.entries(request.tags).filter(([key]) => key !== ENIFLOW_INTENT_TAG));
-    return { request: { ...request, tags }, sinceMs: old.sinceMs, lastAttemptMs: old.sinceMs, untagged: true };
-  });
+export function carriedStateProblem(carried: unknown): string | undefined {
+  const takes = `this release takes carried state version ${CARRIED_STATE_VERSION} only (see docs/patches.md)`;
+  if (!isRecord(carried)) return `carried state is not an object; ${takes}`;
+  const state = carried as Record<string, unknown>;
+  const version = state['version'];
+  if (version !== CARRIED_STATE_VERSION) {
+    const got = version === undefined ? 'no version' : `version ${JSON.stringify(version)}`;
+    return `carried state has ${got}; ${takes}`;
+  }
+  const bad = Object.keys(REQUIRED_FIELDS).filter((field) => REQUIRED_FIELDS[field]?.(state[field]) !== true);
+  return bad.length === 0 ? undefined : `carried state version ${version} is malformed (${bad.join(', ')}); ${takes}`;
+}
+
+/** The state handed to the next run: a copy, so later changes of this run's state do not reach it. */
+export function carryState(state: CarriedState): CarriedState {
+  return { ...state, lastErrors: [...state.lastErrors], eventTimes: { ...state.eventTimes } };
 }
 
 /** Records the create intents still open (none: the field goes). */
 export function setOpenIntents(state: CarriedState, intents: readonly PendingCreate[]): void {
   if (intents.length > 0) state.pendingCreates = [...intents];
   else delete state.pendingCreates;
-}
-
-/** Moves version 3 intents, made whole from the spec the pass has, to `pendingCreates` (see above). */
-export function adoptLegacyIntents(input: {
-  state: CarriedState;
-  spec: Pick<NodeSpec, 'eni'>;
-  nodeName: string;
-}): void {
-  const { state } = input;
-  const legacy = state.legacyPendingCreates;
-  if (legacy === undefined) return;
-  const completed = completeLegacyIntents({ legacy, spec: input.spec, nodeName: input.nodeName });
-  state.pendingCreates = [...(state.pendingCreates ?? []), ...completed];
-  delete state.legacyPendingCreates;
 }

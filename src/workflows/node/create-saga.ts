@@ -144,17 +144,6 @@ export class CreateSaga {
         }
         // Every attempt has ended and no ENI carries the token: nothing was created, the intent is closed.
       }
-      if (step === 'abandon') {
-        report.failed.push({
-          operation: 'createEni',
-          failure: {
-            type: 'IntentAbandoned',
-            message:
-              `create ${intent.request.clientToken} (from before intent tags) can no longer be re-issued; ` +
-              'an ENI it made is left to the orphan janitor',
-          },
-        });
-      }
     }
     if (request === undefined) {
       // A closed intent gives way to the create the plan asked for, under a new token.
@@ -214,7 +203,6 @@ export class CreateSaga {
         // Taken after the failure, so no later than any attempt's schedule time: a conservative horizon.
         lastAttemptMs: Date.now(),
         ...(listOnly ? { listOnly: true as const } : {}),
-        ...(intent?.untagged === true ? { untagged: true as const } : {}),
       };
       return undefined;
     }

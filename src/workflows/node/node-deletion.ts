@@ -9,7 +9,7 @@ import {
 import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../ipam/index.js';
 import type { NodeIpamSettings } from '../messages.js';
 import { ecsRead } from './activities.js';
-import { adoptLegacyIntents, setOpenIntents } from './carried-state.js';
+import { setOpenIntents } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import type { NodeDegradation } from './node-degradation.js';
@@ -23,8 +23,7 @@ import type { FailedStep } from './step-failure.js';
 /**
  * The open create intents of a node being deleted. An intent whose attempts have all ended is listed by its tag and
  * the ENIs found join the CR as `Deleting`, so the GC below removes them (detaching them from this instance first,
- * never from another); an intent an attempt of which may still reach ECS is kept, and the node waits for it. An
- * intent from before intent tags (untagged) cannot be listed: it is closed, its ENI (if any) left to the janitor.
+ * never from another); an intent an attempt of which may still reach ECS is kept, and the node waits for it.
  */
 async function resolveIntents(input: {
   intents: readonly PendingCreate[];
@@ -32,11 +31,10 @@ async function resolveIntents(input: {
   nowMs: number;
   horizonMs: number;
 }): Promise<{ enis: NetworkInterfaces; left: PendingCreate[]; failed: FailedStep[] }> {
-  const tagged = input.intents.filter((intent) => intent.untagged !== true);
-  const listable = tagged.filter(
+  const listable = input.intents.filter(
     (intent) => nextIntentStep({ intent, nowMs: input.nowMs, horizonMs: input.horizonMs }) === 'list',
   );
-  const waiting = tagged.filter((intent) => !listable.includes(intent));
+  const waiting = input.intents.filter((intent) => !listable.includes(intent));
   const failed: FailedStep[] = waiting.map((intent) => ({
     operation: 'resolveIntent',
     failure: {
@@ -67,7 +65,7 @@ export async function releaseDeletedNode(input: {
   nodeName: string;
   clusterId: string;
   enis: NetworkInterfaces;
-  /** Holds the open create intents (version 3 ones included): resolved before the node is let go. */
+  /** Holds the open create intents: resolved before the node is let go. */
   state: CarriedState;
   /** The node's `createAttemptHorizonMs`: an intent is listed only once every attempt of it has ended. */
   horizonMs: number;
@@ -86,7 +84,6 @@ export async function releaseDeletedNode(input: {
     // Prefix mode: the daemon's pods on the prefixes are gone too.
     enis = recordEniForDeletion({ enis: markPrefixesDeleting({ enis, eniId }), eniId });
   }
-  adoptLegacyIntents({ state: input.state, spec: node.spec, nodeName: input.nodeName });
   const intents = await resolveOpenIntents({ ...input, enis });
   const gc = await removeEnis({ ...input, instanceId: node.spec.nodeMetadata?.instanceID ?? '', enis: intents.enis });
   enis = gc.enis;

@@ -8,7 +8,7 @@ import {
 import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr, ReadyNodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
-import { carryState, newCarriedState, upgradeCarriedState } from './carried-state.js';
+import { carryState, newCarriedState } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import { EniOperator } from './eni-operator.js';
 import { GcRequests } from './gc-requests.js';
@@ -70,7 +70,7 @@ export class NodeReconciler {
   }) {
     this.nodeName = input.nodeName;
     this.settings = input.settings;
-    this.state = input.carried === undefined ? newCarriedState() : upgradeCarriedState(input.carried);
+    this.state = input.carried === undefined ? newCarriedState() : { ...input.carried };
     this.degradation = new NodeDegradation(this.state);
     // A start's setting counts only if newer than the carried one (a continue-as-new hands on its own).
     if (input.degradation !== undefined) this.degradation.offer(input.degradation);

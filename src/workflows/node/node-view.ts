@@ -128,7 +128,7 @@ export function buildNodeView(input: {
   if (state.unlistedEnis !== undefined) view.unlistedEnis = [...state.unlistedEnis];
   if (summary.unschedulableEnis.length > 0) view.unschedulableEnis = [...summary.unschedulableEnis];
   if (summary.awaitingCniDelete > 0) view.podsAwaitingCniDelete = summary.awaitingCniDelete;
-  const intents = (state.pendingCreates?.length ?? 0) + (state.legacyPendingCreates?.length ?? 0);
+  const intents = state.pendingCreates?.length ?? 0;
   if (intents > 0) view.pendingCreates = intents;
   const failing = Object.values(state.failures ?? {});
   if (failing.length > 0) view.failingOperations = failing.map((failure) => ({ ...failure }));

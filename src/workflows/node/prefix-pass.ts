@@ -51,7 +51,6 @@ export interface PrefixPassInput {
  */
 export async function prefixPass(
   input: PrefixPassInput & {
-    nodeName: string;
     state: CarriedState;
     operator: EniOperator;
     createAttemptHorizonMs: number;
@@ -68,7 +67,6 @@ export async function prefixPass(
 ): Promise<{ failed: boolean; summary: Partial<PassSummary> }> {
   const { spec, vSwitches, state, tools } = input;
   const round = await prefixRound({
-    nodeName: input.nodeName,
     state,
     operator: input.operator,
     spec,

@@ -19,7 +19,7 @@ import type {
   VSwitchInfo,
 } from '../../ipam/index.js';
 import type { GcResult } from '../messages.js';
-import { adoptLegacyIntents, setOpenIntents } from './carried-state.js';
+import { setOpenIntents } from './carried-state.js';
 import type { CarriedState } from './carried-state.js';
 import type { EniOperator } from './eni-operator.js';
 import { blockedVSwitchesOf, exhaustedVSwitchesOf } from './node-view.js';
@@ -69,7 +69,6 @@ export function prefixPassFindings(input: {
  * (`Deleting` ENIs and IPs as always, and `Deleting` prefixes) → fold.
  */
 export async function prefixRound(input: {
-  nodeName: string;
   state: CarriedState;
   operator: EniOperator;
   spec: ReadyNodeSpec;
@@ -97,7 +96,6 @@ export async function prefixRound(input: {
     vSwitches,
     randomValue: Math.random(),
   });
-  adoptLegacyIntents({ state, spec, nodeName: input.nodeName });
   const creates = plan.allocations.filter((allocation) => allocation.kind === 'createEni');
   const assigns = plan.allocations.filter((allocation): allocation is PrefixAssign => allocation.kind !== 'createEni');
   const { allocations, unneeded } = pairCreatesWithIntents({

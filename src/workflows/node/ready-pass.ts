@@ -115,7 +115,6 @@ export async function readyPass(input: {
   }
   // The prefix pass takes the gates as they are after the sync (a signal may have changed them meanwhile).
   return prefixPass({
-    nodeName,
     state,
     createAttemptHorizonMs,
     spec,
@@ -186,7 +185,6 @@ async function singleIpPass(input: {
   };
   // Act, then fold in plan order.
   const round = await allocateForDemand({
-    nodeName,
     state,
     operator,
     spec,

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { buildCreateRequest, ENIFLOW_INTENT_TAG, noteFailure } from '../../../src/ipam/index.js';
+import { buildCreateRequest, noteFailure } from '../../../src/ipam/index.js';
 import {
   CARRIED_STATE_VERSION,
+  carriedStateProblem,
   carryState,
-  completeLegacyIntents,
   newCarriedState,
-  upgradeCarriedState,
 } from '../../../src/workflows/node/carried-state.js';
 import type { CarriedState } from '../../../src/workflows/node/carried-state.js';
 import {
@@ -22,111 +21,86 @@ import { settlePrefixMode } from '../../../src/workflows/node/prefix-pass.js';
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
 
 describe('carried state', () => {
-  it('brings version 4 forward unchanged: the prefix mode is recorded from the spec of the next pass', () => {
-    const v4 = { ...newCarriedState(), version: 4, reconcileCount: 7, lastGcMs: T0 } as CarriedState;
-    const upgraded = upgradeCarriedState(v4);
-    assert.deepEqual(upgraded, { ...v4, version: CARRIED_STATE_VERSION });
-    assert.equal(CARRIED_STATE_VERSION, 5);
-    assert.equal(upgraded.prefixMode, undefined);
-    assert.equal(upgraded.degradation, undefined);
-    // The first ready pass records the mode; a later spec asking otherwise is refused, not followed.
-    assert.deepEqual(settlePrefixMode({ state: upgraded, spec: { eni: { enableIPPrefix: false } } }), {
-      prefixMode: false,
+  /** A version 1 state with every optional field set, as a busy node's run hands it on. */
+  const full: CarriedState = {
+    ...newCarriedState(),
+    firstSyncDue: false,
+    needResync: true,
+    reconcileCount: 7,
+    lastGcMs: T0,
+    pendingSince: { 'default/a': T0 },
+    daemonWait: { sinceMs: T0, reported: true },
+    pendingCreates: [
+      {
+        request: buildCreateRequest({
+          allocation: { kind: 'createEni', eniKind: 'trunk', vSwitchId: 'vsw-2', ipv4Count: 1, ipv6Count: 0 },
+          spec: {},
+          nodeName: 'node-a',
+          clusterId: 'c-1',
+          clientToken: 'tok-1',
+        }),
+        sinceMs: T0,
+        lastAttemptMs: T0,
+        listOnly: true,
+      },
+    ],
+    seenVersions: { nodes: '12' },
+    prefixMode: false,
+    degradation: { level: 'l1', revision: '3' },
+    degradationTold: 'l1',
+    instanceId: 'i-1',
+    ownStatus: { lastSyncOpenAPITime: '2026-12-03T10:00:00Z', enis: 2 },
+  };
+
+  it('starts at version 1, takes a version 1 state and hands it on unchanged', () => {
+    assert.equal(CARRIED_STATE_VERSION, 1);
+    assert.equal(newCarriedState().version, 1);
+    assert.equal(carriedStateProblem(newCarriedState()), undefined);
+    assert.equal(carriedStateProblem(full), undefined);
+    assert.deepEqual(carryState(full), full);
+    // JSON is how Temporal hands it on: what the next run gets is what this one had.
+    assert.deepEqual(JSON.parse(JSON.stringify(carryState(full))), full);
+  });
+
+  const versions: { name: string; version: unknown; got: string }[] = [
+    { name: 'a newer release’s (a rollback)', version: 2, got: 'carried state has version 2;' },
+    { name: 'a pre-release one', version: 5, got: 'carried state has version 5;' },
+    { name: 'none', version: undefined, got: 'carried state has no version;' },
+    { name: 'a string', version: '1', got: 'carried state has version "1";' },
+  ];
+  for (const row of versions) {
+    it(`refuses another version: ${row.name}, naming the one it got and the one it takes`, () => {
+      const state: Record<string, unknown> = { ...newCarriedState(), version: row.version };
+      if (row.version === undefined) delete state['version'];
+      const problem = carriedStateProblem(state) ?? '';
+      assert.ok(problem.startsWith(row.got), problem);
+      assert.ok(problem.includes('this release takes carried state version 1 only'), problem);
     });
-    assert.deepEqual(settlePrefixMode({ state: upgraded, spec: { eni: { enableIPPrefix: true } } }), {
+  }
+
+  it('refuses a malformed state, naming what is wrong', () => {
+    for (const carried of [null, [], 'state', 1]) {
+      assert.match(carriedStateProblem(carried) ?? '', /^carried state is not an object; this release takes .* 1 only/);
+    }
+    const broken: Record<string, unknown> = { ...newCarriedState(), needResync: 'no', eventTimes: [] };
+    delete broken['lastErrors'];
+    assert.match(
+      carriedStateProblem(broken) ?? '',
+      /^carried state version 1 is malformed \(needResync, lastErrors, eventTimes\); this release takes/,
+    );
+    assert.match(carriedStateProblem({ ...newCarriedState(), reconcileCount: Number.NaN }) ?? '', /\(reconcileCount\)/);
+  });
+
+  it('a first run records the prefix mode from the spec of its first ready pass, then keeps it', () => {
+    const state = newCarriedState();
+    assert.equal(state.prefixMode, undefined);
+    assert.deepEqual(settlePrefixMode({ state, spec: { eni: { enableIPPrefix: false } } }), { prefixMode: false });
+    // A later spec asking otherwise is refused, not followed.
+    assert.deepEqual(settlePrefixMode({ state, spec: { eni: { enableIPPrefix: true } } }), {
       prefixMode: false,
       ignoredChange: true,
     });
-    assert.equal(carryState(upgraded).prefixMode, false);
-  });
-
-  it('brings version 2 forward: failing operations become the failure ledger', () => {
-    const v2 = {
-      ...newCarriedState(),
-      version: 2,
-      failingOperations: {
-        'AttachNetworkInterface/ServiceUnavailable': {
-          operation: 'AttachNetworkInterface',
-          code: 'ServiceUnavailable',
-          type: 'EcsTransient',
-          attempts: 3,
-          sinceMs: T0,
-          lastMs: T0 + 1,
-        },
-      },
-    } as CarriedState;
-    const upgraded = upgradeCarriedState(v2);
-    assert.equal(upgraded.version, CARRIED_STATE_VERSION);
-    assert.equal('failingOperations' in upgraded, false);
-    assert.deepEqual(upgraded.failures?.['AttachNetworkInterface/ServiceUnavailable']?.sinceMs, T0);
-    assert.equal(upgraded.failures?.['AttachNetworkInterface/ServiceUnavailable']?.message, '');
-  });
-
-  it('brings version 3 intents forward untouched, to be completed from the spec by the next pass', () => {
-    const v3Intent = {
-      clientToken: 'tok-v3',
-      eniKind: 'secondary',
-      vSwitchId: 'vsw-1',
-      ipv4Count: 3,
-      ipv6Count: 1,
-      sinceMs: T0,
-    };
-    const current = {
-      request: buildCreateRequest({
-        allocation: { kind: 'createEni', eniKind: 'trunk', vSwitchId: 'vsw-2', ipv4Count: 1, ipv6Count: 0 },
-        spec: {},
-        nodeName: 'node-a',
-        clientToken: 'tok-v4',
-      }),
-      sinceMs: T0,
-      lastAttemptMs: T0,
-    };
-    const v3 = { ...newCarriedState(), version: 3, pendingCreates: [v3Intent, current] } as unknown as CarriedState;
-    const upgraded = upgradeCarriedState(v3);
-    assert.equal(upgraded.version, CARRIED_STATE_VERSION);
-    assert.deepEqual(upgraded.legacyPendingCreates, [v3Intent]);
-    assert.deepEqual(upgraded.pendingCreates, [current]);
-    // A state with only v3 intents leaves no empty list behind; upgrading twice changes nothing.
-    const only = upgradeCarriedState({ ...v3, pendingCreates: [v3Intent] } as unknown as CarriedState);
-    assert.equal('pendingCreates' in only, false);
-    assert.deepEqual(upgradeCarriedState(only), only);
-    const none = upgradeCarriedState({ ...newCarriedState(), version: 3 });
-    assert.equal('legacyPendingCreates' in none, false);
-  });
-
-  it('completes a version 3 intent from the spec: the request version 3 sent, marked untagged', () => {
-    const [completed] = completeLegacyIntents({
-      legacy: [
-        { clientToken: 'tok-v3', eniKind: 'erdma', vSwitchId: 'vsw-1', ipv4Count: 3, ipv6Count: 1, sinceMs: T0 },
-      ],
-      spec: { eni: { securityGroupIDs: ['sg-b', 'sg-a'], resourceGroupID: 'rg', tag: { team: 'net' } } },
-      nodeName: 'node-a',
-    });
-    assert.deepEqual(completed, {
-      request: {
-        eniKind: 'erdma',
-        eniType: 'Secondary',
-        trafficMode: 'HighPerformance',
-        vSwitchId: 'vsw-1',
-        securityGroupIds: ['sg-b', 'sg-a'],
-        resourceGroupId: 'rg',
-        ipv4Count: 3,
-        ipv6Count: 1,
-        // Version 3 sent the spec's tags and the node tag (the activity added the creator tag), never an intent tag.
-        tags: { team: 'net', 'eniflow.io/node': 'node-a', creator: 'eniflow' },
-        clientToken: 'tok-v3',
-      },
-      sinceMs: T0,
-      lastAttemptMs: T0,
-      untagged: true,
-    });
-    assert.equal(ENIFLOW_INTENT_TAG in (completed?.request.tags ?? {}), false);
-  });
-
-  it('keeps a newer release’s version when it hands the state on (a rollback does not relabel it)', () => {
-    const newer = { ...newCarriedState(), version: CARRIED_STATE_VERSION + 1 };
-    assert.equal(carryState(upgradeCarriedState(newer)).version, CARRIED_STATE_VERSION + 1);
-    assert.equal(carryState(upgradeCarriedState({ ...newer, version: 1 })).version, CARRIED_STATE_VERSION);
+    assert.equal(carryState(state).prefixMode, false);
   });
 
   it('hands on a copy: later changes to the run’s state do not reach the carried one', () => {

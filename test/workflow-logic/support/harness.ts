@@ -23,8 +23,9 @@ export interface LogicEnv {
   close(): Promise<void>;
 }
 
-export async function openLogicEnv(): Promise<LogicEnv> {
-  const [temporal, bundle] = await Promise.all([connectTemporalTestEnv(), bundleNodeWorkflow()]);
+/** `workflowsPath`: another bundle entry than the worker's (test/support/continued-start-workflows.ts). */
+export async function openLogicEnv(workflowsPath?: string): Promise<LogicEnv> {
+  const [temporal, bundle] = await Promise.all([connectTemporalTestEnv(), bundleNodeWorkflow(workflowsPath)]);
   return { temporal, bundle, close: () => temporal.close() };
 }
 
@@ -97,7 +98,7 @@ export async function runNode<T>(
 
 /** Polls the `state` query until `check` holds; the last state is in the timeout message. */
 export async function waitForState(
-  workflow: NodeWorkflowHandle,
+  workflow: Pick<NodeWorkflowHandle, 'query'>,
   description: string,
   check: (state: NodeWorkflowState) => boolean,
   timeoutMs = 20_000,
