@@ -3,6 +3,9 @@
  * eniflow CRDs) in the foreground, prints their addresses as one JSON line and as `export` lines, and stops
  * both on Ctrl-C or SIGTERM.
  *
+ * `npm run testenv -- --temporal postgres` runs the compose file's Temporal server on a throw-away PostgreSQL cluster
+ * instead of the dev server (no Web UI; `npm run tools -- --temporal postgres` builds it first).
+ *
  * `npm run -s testenv -- --exports` (in another shell) prints the `export` lines of the testenv running on this
  * machine, for `eval "$(npm run -s testenv -- --exports)"`.
  */
@@ -10,7 +13,13 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { describeError, exportLines, startTestServers } from './lib/test-servers.js';
+import {
+  describeError,
+  exportLines,
+  parseTemporalServerKind,
+  startTestServers,
+  testServerDefinitions,
+} from './lib/test-servers.js';
 import type { TestServers } from './lib/test-servers.js';
 
 /** Where a running testenv publishes its variables for `--exports`. */
@@ -47,7 +56,9 @@ async function runInForeground(): Promise<void> {
 
   let servers: TestServers;
   try {
-    servers = await startTestServers({ log });
+    const flag = process.argv.indexOf('--temporal');
+    const kind = parseTemporalServerKind(flag === -1 ? undefined : (process.argv[flag + 1] ?? '(none)'));
+    servers = await startTestServers({ log, definitions: testServerDefinitions(kind) });
   } catch (error) {
     log(describeError(error));
     process.exitCode = 1;

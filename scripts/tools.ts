@@ -3,11 +3,18 @@
  * kube-apiserver launcher, kustomize, helm and the Compose validator for the deploy tests, and the emulator's Go-SDK
  * conformance driver) and says what it
  * did. Running it again does nothing.
+ *
+ * `npm run tools -- --temporal postgres` also builds the compose file's Temporal server (temporal-server and
+ * temporal-sql-tool, not needed by `npm test` yet) and makes sure PostgreSQL is installed (Debian's package, as root,
+ * when missing), for `ENIFLOW_TEST_TEMPORAL=postgres` and `npm run testenv -- --temporal postgres`.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ensureTools, formatDuration } from './lib/build-tools.js';
+import { ensurePostgres } from './lib/postgres.js';
+import { parseTemporalServerKind } from './lib/test-servers.js';
+import { ensureTemporalServer } from './lib/temporal-server-build.js';
 import { CACHE_ROOT, REPO_ROOT } from './lib/tools-config.js';
 
 // `npm test` starts here (pretest): say at once, not after the tool builds, when the tests would run on another
@@ -27,9 +34,16 @@ if (process.versions.node.split('.')[0] !== wantedMajor) {
 const startedAt = Date.now();
 console.log(`tools: cache ${CACHE_ROOT}`);
 try {
-  const outcomes = await ensureTools((line) => {
+  const log = (line: string): void => {
     console.log(`tools: ${line}`);
-  });
+  };
+  const flag = process.argv.indexOf('--temporal');
+  const temporal = parseTemporalServerKind(flag === -1 ? undefined : (process.argv[flag + 1] ?? '(none)'));
+  const outcomes = [...(await ensureTools(log))];
+  if (temporal === 'postgres') {
+    log(`PostgreSQL: ${await ensurePostgres(log)}`);
+    outcomes.push(await ensureTemporalServer(log));
+  }
   for (const { tool, action, durationMs } of outcomes) {
     const what = action === 'built' ? `built in ${formatDuration(durationMs)}` : 'already built';
     console.log(`tools: ${tool.name} ${tool.version}: ${what} (${tool.binaryPath})`);

@@ -7,14 +7,17 @@
  * started here, their addresses passed down in ENIFLOW_TEST_* variables, and stopped once the command exits.
  * A server whose variables are already set (e.g. from `npm run testenv`) is reused and left running.
  * Exits with the command's exit code; on failure the server logs are kept and their directory printed.
+ *
+ * `ENIFLOW_TEST_TEMPORAL=postgres` runs the tests on the compose file's Temporal server on PostgreSQL instead of the
+ * dev server (scripts/lib/temporal-postgres-server.ts; `npm run tools -- --temporal postgres` builds it).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 
-import { TEST_LOG_DIR_VAR } from './lib/test-env-vars.js';
-import { TEST_SERVER_DEFINITIONS, describeError, startTestServers } from './lib/test-servers.js';
+import { TEST_ENV_VARS, TEST_LOG_DIR_VAR } from './lib/test-env-vars.js';
+import { describeError, parseTemporalServerKind, startTestServers, testServerDefinitions } from './lib/test-servers.js';
 import type { TestServers } from './lib/test-servers.js';
 
 const log = (line: string): void => {
@@ -28,12 +31,18 @@ if (command === undefined) {
   log('usage: tsx scripts/with-testenv.ts [--only=<server>,...] <command> [args...]');
   process.exit(2);
 }
-const definitions =
-  only === undefined ? TEST_SERVER_DEFINITIONS : TEST_SERVER_DEFINITIONS.filter(({ name }) => only.includes(name));
-const unknown = (only ?? []).filter((name) => !TEST_SERVER_DEFINITIONS.some((definition) => definition.name === name));
+let available;
+try {
+  available = testServerDefinitions(parseTemporalServerKind(process.env[TEST_ENV_VARS.temporalKind]));
+} catch (error) {
+  log(`${TEST_ENV_VARS.temporalKind}: ${describeError(error)}`);
+  process.exit(2);
+}
+const definitions = only === undefined ? available : available.filter(({ name }) => only.includes(name));
+const unknown = (only ?? []).filter((name) => !available.some((definition) => definition.name === name));
 if (unknown.length > 0 || definitions.length === 0) {
   log(
-    `unknown server(s) in --only: ${unknown.join(', ') || '(none given)'}; known: ${TEST_SERVER_DEFINITIONS.map(({ name }) => name).join(', ')}`,
+    `unknown server(s) in --only: ${unknown.join(', ') || '(none given)'}; known: ${available.map(({ name }) => name).join(', ')}`,
   );
   process.exit(2);
 }

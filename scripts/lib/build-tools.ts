@@ -41,14 +41,17 @@ export interface ToolOutcome {
 export type ToolScope = 'servers' | 'all';
 
 /** A tool together with the way to build it into a given directory. */
-interface BuildableTool {
+export interface BuildableTool {
   readonly tool: CachedTool;
-  readonly scope: 'servers' | 'deploy';
+  /** `extra`: built only on request (not by {@link ensureTools}), e.g. the PostgreSQL-backed Temporal server. */
+  readonly scope: 'servers' | 'deploy' | 'extra';
   /** The command that writes the binary into `outputDir` under the tool's binary name. */
   buildCommand(outputDir: string): BuildCommand;
+  /** Runs after the command succeeded, before the build is recorded: e.g. renames binaries, copies data files. */
+  finish?(outputDir: string): Promise<void>;
 }
 
-interface BuildCommand {
+export interface BuildCommand {
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
@@ -220,7 +223,8 @@ export function buildLogPath(tool: CachedTool): string {
   return join(CACHE_ROOT, 'logs', `${basename(tool.cacheDir)}.log`);
 }
 
-async function ensureTool(buildable: BuildableTool, log: (line: string) => void): Promise<ToolOutcome> {
+/** Builds one tool unless it is cached (what {@link ensureTools} does for each tool of its scope). */
+export async function ensureTool(buildable: BuildableTool, log: (line: string) => void): Promise<ToolOutcome> {
   const { tool } = buildable;
   const startedAt = Date.now();
   if (await isToolCached(tool)) {
@@ -235,6 +239,7 @@ async function ensureTool(buildable: BuildableTool, log: (line: string) => void)
     const command = buildable.buildCommand(stagingDir);
     log(`building ${tool.name} ${tool.version} with ${goVersion} (Go's output: ${logPath})`);
     await runLogged({ command: GO_COMMAND, ...command, logPath, log, label: `${tool.name} ${tool.version}` });
+    await buildable.finish?.(stagingDir);
     const record: BuildRecord = {
       tool: tool.name,
       version: tool.version,
@@ -312,9 +317,13 @@ function ignoreProgressError(): void {
   return undefined;
 }
 
-function captureOutput([command, ...args]: readonly [string, ...string[]]): Promise<string> {
+/** Runs a command (e.g. `go env GOVERSION`) and resolves with its stdout. */
+export function captureOutput(
+  [command, ...args]: readonly [string, ...string[]],
+  options: { cwd?: string } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: options.cwd });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.on('error', (error) => {

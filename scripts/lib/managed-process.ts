@@ -29,6 +29,15 @@ export interface ManagedProcessOptions {
    * outlive this process, even when this process is killed with SIGKILL.
    */
   readonly holdStdinOpen?: boolean;
+  /** Run as this account instead of this process's (e.g. PostgreSQL, which refuses root); Linux, needs setpriv. */
+  readonly runAs?: UnixAccount;
+}
+
+/** A user and group to run a process as. */
+export interface UnixAccount {
+  readonly name: string;
+  readonly uid: number;
+  readonly gid: number;
 }
 
 /** Grace period between SIGTERM and SIGKILL when stopping. */
@@ -40,7 +49,8 @@ const DEFAULT_STOP_GRACE_MS = 15_000;
  */
 const SETPRIV_PATH = '/usr/bin/setpriv';
 
-function parentDeathWrapper(): readonly string[] {
+function parentDeathWrapper(runAs?: UnixAccount): readonly string[] {
+  if (runAs !== undefined) return [...runAsWrapper(runAs), '--pdeathsig', 'TERM', '--'];
   if (process.platform !== 'linux') return [];
   try {
     accessSync(SETPRIV_PATH, constants.X_OK);
@@ -48,6 +58,19 @@ function parentDeathWrapper(): readonly string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * `setpriv` switching to `account` (its own group only), without the final `--`: the kernel clears the parent-death
+ * signal on a change of user, so the caller sets it in the same setpriv call, after the switch.
+ */
+export function runAsWrapper(account: UnixAccount): readonly string[] {
+  try {
+    accessSync(SETPRIV_PATH, constants.X_OK);
+  } catch {
+    throw new Error(`running a process as ${account.name} needs setpriv (${SETPRIV_PATH}, Debian's util-linux)`);
+  }
+  return [SETPRIV_PATH, `--reuid=${account.uid}`, `--regid=${account.gid}`, '--clear-groups'];
 }
 
 /** A started server process. */
@@ -65,7 +88,7 @@ export class ManagedProcess {
   constructor(options: ManagedProcessOptions) {
     this.name = options.name;
     this.logPath = options.logPath;
-    const [wrapper, ...wrapperArgs] = parentDeathWrapper();
+    const [wrapper, ...wrapperArgs] = parentDeathWrapper(options.runAs);
     const command = wrapper ?? options.command;
     const args = wrapper === undefined ? options.args : [...wrapperArgs, options.command, ...options.args];
 

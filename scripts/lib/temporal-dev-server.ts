@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import { Connection } from '@temporalio/client';
 
-import { DEFAULT_ECS_BURST, serverMinBurstSize } from '../../src/shared/ecs-budget.js';
+import { DEFAULT_ECS_BURST } from '../../src/shared/ecs-budget.js';
 
 import { isToolCached } from './build-tools.js';
 import { reserveFreePorts } from './free-ports.js';
@@ -14,33 +14,13 @@ import { ManagedProcess, describeExit } from './managed-process.js';
 import { pollUntil } from './poll-until.js';
 import { TEST_ENV_VARS } from './test-env-vars.js';
 import type { RunningTestServer, TestServerDefinition, TestServerStartContext } from './test-server.js';
+import { TEMPORAL_NAMESPACE, TEMPORAL_SEARCH_ATTRIBUTES, devServerDynamicConfigValues } from './temporal-settings.js';
 import { TEMPORAL_CLI } from './tools-config.js';
 
-export const TEMPORAL_TEST_NAMESPACE = 'default';
+export const TEMPORAL_TEST_NAMESPACE = TEMPORAL_NAMESPACE;
 
-/**
- * Custom search attributes registered at start, by name and CLI type. test/support/temporal-env.ts declares
- * the matching typed keys.
- */
-export const TEMPORAL_SEARCH_ATTRIBUTES = {
-  NodeName: 'Keyword',
-  InstanceId: 'Keyword',
-  IpamState: 'Keyword',
-  EniflowErrorCode: 'Keyword',
-  EniflowErrorSince: 'Datetime',
-  EniflowExhaustedVSwitches: 'KeywordList',
-} as const;
-
-/**
- * Dynamic config for the dev server. The version check would call temporal.io (no internet here); the
- * update settings match what `@temporalio/testing`'s createLocal passes. The ECS queues' burst is added per server
- * (see {@link TemporalDevServerOptions.ecsBurst}).
- */
-const DYNAMIC_CONFIG = [
-  'frontend.enableServerVersionCheck=false',
-  'frontend.enableUpdateWorkflowExecution=true',
-  'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
-] as const;
+/** Registered at start; the list is shared with the compose job and the PostgreSQL-backed server. */
+export { TEMPORAL_SEARCH_ATTRIBUTES };
 
 const READY_TIMEOUT_MS = 60_000;
 
@@ -134,10 +114,10 @@ async function launchTemporalDevServer(
     '--log-level',
     'error',
     ...Object.entries(TEMPORAL_SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
-    ...[
-      ...DYNAMIC_CONFIG,
-      `matching.minTaskThrottlingBurstSize=${serverMinBurstSize(options.ecsBurst ?? DEFAULT_ECS_BURST)}`,
-    ].flatMap((setting) => ['--dynamic-config-value', setting]),
+    ...devServerDynamicConfigValues(options.ecsBurst ?? DEFAULT_ECS_BURST).flatMap((setting) => [
+      '--dynamic-config-value',
+      setting,
+    ]),
     ...(options.dbFilename === undefined ? [] : ['--db-filename', options.dbFilename]),
   ];
   const server = new ManagedProcess({
@@ -183,10 +163,7 @@ async function launchTemporalDevServer(
   };
 }
 
-/**
- * Ready means: the frontend answers for the test namespace, the custom search attributes are registered and
- * the Web UI serves its page.
- */
+/** Ready means: the frontend answers for the test namespace with its search attributes, and the Web UI serves. */
 async function waitUntilTemporalReady({
   address,
   uiUrl,
@@ -196,9 +173,27 @@ async function waitUntilTemporalReady({
   uiUrl: string;
   signal: AbortSignal;
 }): Promise<void> {
+  await waitUntilNamespaceReady({ address, signal });
+  await pollUntil(async () => ((await fetch(uiUrl)).ok ? true : undefined), {
+    description: `the Temporal Web UI at ${uiUrl}`,
+    timeoutMs: READY_TIMEOUT_MS,
+    signal,
+  });
+}
+
+/** Waits until the frontend at `address` answers for the test namespace and eniflow's search attributes are registered. */
+export async function waitUntilNamespaceReady({
+  address,
+  signal,
+  timeoutMs = READY_TIMEOUT_MS,
+}: {
+  address: string;
+  signal: AbortSignal;
+  timeoutMs?: number;
+}): Promise<void> {
   const connection = await pollUntil(() => Connection.connect({ address, connectTimeout: 1000 }), {
     description: `the Temporal frontend at ${address}`,
-    timeoutMs: READY_TIMEOUT_MS,
+    timeoutMs,
     intervalMs: 200,
     signal,
   });
@@ -214,18 +209,13 @@ async function waitUntilTemporalReady({
       },
       {
         description: `namespace ${TEMPORAL_TEST_NAMESPACE} with its search attributes`,
-        timeoutMs: READY_TIMEOUT_MS,
+        timeoutMs,
         signal,
       },
     );
   } finally {
     await connection.close();
   }
-  await pollUntil(async () => ((await fetch(uiUrl)).ok ? true : undefined), {
-    description: `the Temporal Web UI at ${uiUrl}`,
-    timeoutMs: READY_TIMEOUT_MS,
-    signal,
-  });
 }
 
 export const temporalDevServer: TestServerDefinition = {

@@ -6,6 +6,11 @@ export const TEST_ENV_VARS = {
   /** `host:port` of the Temporal frontend (gRPC). */
   temporalAddress: 'ENIFLOW_TEST_TEMPORAL_ADDRESS',
   temporalNamespace: 'ENIFLOW_TEST_TEMPORAL_NAMESPACE',
+  /**
+   * Which Temporal server the tests run on: `dev` (the CLI's dev server, SQLite; the default) or `postgres` (the
+   * compose file's server on PostgreSQL). Set it to choose; the test environment sets it to what it started.
+   */
+  temporalKind: 'ENIFLOW_TEST_TEMPORAL',
   /** Web UI of the Temporal dev server, for looking at a test's workflows by hand. */
   temporalUiUrl: 'ENIFLOW_TEST_TEMPORAL_UI_URL',
   /** `https://127.0.0.1:<port>` of the test kube-apiserver. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { formatDuration } from './build-tools.js';
 import { kubeApiserver } from './kube-test-server.js';
 import { temporalDevServer } from './temporal-dev-server.js';
+import { temporalPostgresServer } from './temporal-postgres-server.js';
 import type { RunningTestServer, TestServerDefinition, TestServerDetails } from './test-server.js';
 
 /**
@@ -16,6 +17,29 @@ import type { RunningTestServer, TestServerDefinition, TestServerDetails } from 
  * its own module under scripts/lib/ and append it here; testenv, with-testenv and the leak test pick it up.
  */
 export const TEST_SERVER_DEFINITIONS: readonly TestServerDefinition[] = [temporalDevServer, kubeApiserver];
+
+/** The Temporal servers the test environment can run (`ENIFLOW_TEST_TEMPORAL`, `testenv --temporal`). */
+export const TEMPORAL_SERVER_KINDS = ['dev', 'postgres'] as const;
+
+export type TemporalServerKind = (typeof TEMPORAL_SERVER_KINDS)[number];
+
+/** The kind named by `value` (unset or empty: `dev`); throws on an unknown one. */
+export function parseTemporalServerKind(value: string | undefined): TemporalServerKind {
+  if (value === undefined || value === '') return 'dev';
+  const kind = TEMPORAL_SERVER_KINDS.find((known) => known === value);
+  if (kind === undefined) {
+    throw new Error(`unknown Temporal server "${value}"; known: ${TEMPORAL_SERVER_KINDS.join(', ')}`);
+  }
+  return kind;
+}
+
+/** {@link TEST_SERVER_DEFINITIONS} with the Temporal server of the given kind. */
+export function testServerDefinitions(temporal: TemporalServerKind): readonly TestServerDefinition[] {
+  if (temporal === 'dev') return TEST_SERVER_DEFINITIONS;
+  return TEST_SERVER_DEFINITIONS.map((definition) =>
+    definition === temporalDevServer ? temporalPostgresServer : definition,
+  );
+}
 
 export interface StartTestServersOptions {
   readonly log: (line: string) => void;

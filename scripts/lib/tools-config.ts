@@ -43,6 +43,23 @@ export const TEMPORAL_CLI = {
   binaryPath: join(CACHE_ROOT, 'temporal-cli-v1.5.1', 'temporal'),
 } as const satisfies CachedTool & { goPackage: string };
 
+/**
+ * The Temporal server as `temporal/docker-compose.yml` runs it (`temporalio/server`, `temporalio/admin-tools`), built
+ * from the module at the compose file's release: `temporal-server` (cmd/server) and `temporal-sql-tool`
+ * (cmd/tools/sql), with the module's PostgreSQL schema files (schema/postgresql/v12) copied beside them. Not part
+ * of `npm test`'s tools: `npm run tools -- --temporal postgres` builds it.
+ */
+export const TEMPORAL_SERVER = {
+  name: 'temporal-server',
+  version: 'v1.30.1',
+  goModule: 'go.temporal.io/server',
+  cacheDir: join(CACHE_ROOT, 'temporal-server-v1.30.1'),
+  binaryPath: join(CACHE_ROOT, 'temporal-server-v1.30.1', 'temporal-server'),
+  sqlToolPath: join(CACHE_ROOT, 'temporal-server-v1.30.1', 'temporal-sql-tool'),
+  /** Holds `temporal/versioned` and `visibility/versioned`, as /etc/temporal/schema/postgresql/v12 in admin-tools. */
+  postgresSchemaDir: join(CACHE_ROOT, 'temporal-server-v1.30.1', 'schema', 'postgresql', 'v12'),
+} as const satisfies CachedTool & { goModule: string; sqlToolPath: string; postgresSchemaDir: string };
+
 /** The Go module under tools/kube-apiserver that builds kube-apiserver with etcd embedded. */
 export const KUBE_APISERVER_SOURCE_DIR = join(REPO_ROOT, 'tools', 'kube-apiserver');
 
