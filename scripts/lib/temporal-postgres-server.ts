@@ -112,8 +112,7 @@ async function launch(
         '# Dynamic config of the PostgreSQL-backed test server (scripts/lib/temporal-settings.ts).',
       ),
     );
-    const ports = Object.fromEntries(SERVER_PORT_VARS.map((name, index) => [name, String(input.serverPorts[index])]));
-    const address = `127.0.0.1:${ports['FRONTEND_GRPC_PORT'] ?? ''}`;
+    const address = `127.0.0.1:${String(input.serverPorts[0])}`;
     server = new ManagedProcess({
       name: 'temporal',
       command: TEMPORAL_SERVER.binaryPath,
@@ -122,15 +121,12 @@ async function launch(
       logPath: join(runDir, 'temporal.log'),
       env: {
         ...process.env,
-        // As the compose service runs it, but on this machine's loopback and ports.
-        ...composeEnvironment(composeService(readComposeServices(), 'temporal')),
-        POSTGRES_SEEDS: '127.0.0.1',
-        DB_PORT: String(postgres.port),
-        BIND_ON_IP: '127.0.0.1',
-        DYNAMIC_CONFIG_FILE_PATH: dynamicConfigPath,
-        PROMETHEUS_ENDPOINT: `127.0.0.1:${input.metricsPort}`,
-        LOG_LEVEL: 'warn',
-        ...ports,
+        ...serverEnvironment({
+          postgresPort: postgres.port,
+          dynamicConfigPath,
+          metricsPort: input.metricsPort,
+          ports: input.serverPorts,
+        }),
       },
     });
     const exited = new AbortController();
@@ -149,6 +145,28 @@ async function launch(
     await postgres.stop();
     throw error;
   }
+}
+
+/**
+ * The server's environment: the compose service's (its embedded config template reads it, as in the image), but on
+ * this machine's loopback, ports and dynamic config file. The first port is the frontend's gRPC port.
+ */
+export function serverEnvironment(input: {
+  postgresPort: number;
+  dynamicConfigPath: string;
+  metricsPort: number;
+  ports: readonly number[];
+}): Record<string, string> {
+  return {
+    ...composeEnvironment(composeService(readComposeServices(), 'temporal')),
+    POSTGRES_SEEDS: '127.0.0.1',
+    DB_PORT: String(input.postgresPort),
+    BIND_ON_IP: '127.0.0.1',
+    DYNAMIC_CONFIG_FILE_PATH: input.dynamicConfigPath,
+    PROMETHEUS_ENDPOINT: `127.0.0.1:${input.metricsPort}`,
+    LOG_LEVEL: 'warn',
+    ...Object.fromEntries(SERVER_PORT_VARS.map((name, index) => [name, String(input.ports[index])])),
+  };
 }
 
 function running(input: {
