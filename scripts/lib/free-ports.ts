@@ -22,10 +22,37 @@ export async function reserveFreePorts(count: number): Promise<number[]> {
   }
 }
 
-function listenOnFreePort(server: Server): Promise<number> {
+/**
+ * Like {@link reserveFreePorts}, but below the kernel's ephemeral range, from `[low, high]`: for servers that keep
+ * their ports in a signed 16-bit column (Temporal's SQL `cluster_membership`), which the ephemeral ports (32768 and
+ * up on Linux) overflow. Candidates are drawn at random; a taken one is skipped.
+ */
+export async function reserveFreePortsBelow(count: number, { low = 20_000, high = 32_767 } = {}): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    const ports = new Set<number>();
+    for (let attempt = 0; ports.size < count; attempt++) {
+      if (attempt >= count * 50) throw new Error(`could not find ${count} free ports in ${low}-${high}`);
+      const candidate = low + Math.floor(Math.random() * (high - low + 1));
+      if (ports.has(candidate)) continue;
+      const server = createServer();
+      try {
+        ports.add(await listenOnFreePort(server, candidate));
+        servers.push(server);
+      } catch {
+        // Taken: try another.
+      }
+    }
+    return [...ports];
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+function listenOnFreePort(server: Server, port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       if (address !== null && typeof address === 'object') resolve(address.port);
       else reject(new Error(`unexpected server address ${String(address)}`));

@@ -14,7 +14,7 @@ import { DEFAULT_ECS_BURST } from '../../src/shared/ecs-budget.js';
 
 import { isToolCached } from './build-tools.js';
 import { composeEnvironment, composeJobArgv, composeService, readComposeServices } from './compose-file.js';
-import { reserveFreePorts } from './free-ports.js';
+import { reserveFreePorts, reserveFreePortsBelow } from './free-ports.js';
 import { ManagedProcess, describeExit } from './managed-process.js';
 import { POSTGRES_INSTALL_HINT, findPostgresBinDir, startThrowawayPostgres } from './postgres.js';
 import type { ThrowawayPostgres } from './postgres.js';
@@ -74,7 +74,9 @@ export async function startTemporalPostgresServer(
 ): Promise<RunningTestServer> {
   const binDir = await assertPrerequisites();
   for (let attempt = 1; ; attempt++) {
-    const [postgresPort, metricsPort, ...serverPorts] = await reserveFreePorts(2 + SERVER_PORT_VARS.length);
+    const [postgresPort, metricsPort] = await reserveFreePorts(2);
+    // The server records its services' ports in a smallint column: they must be below 32768.
+    const serverPorts = await reserveFreePortsBelow(SERVER_PORT_VARS.length);
     if (postgresPort === undefined || metricsPort === undefined) throw new Error('could not reserve ports');
     try {
       return await launch(context, { ...options, binDir, postgresPort, metricsPort, serverPorts });
@@ -133,7 +135,7 @@ async function launch(
     void server.exited.then(() => {
       exited.abort(new Error('temporal-server exited'));
     });
-    await server.unlessExited(runServerJobs({ address, jobLog }));
+    await server.unlessExited(runServerJobs({ address, jobLog, signal: exited.signal }));
     await server.unlessExited(waitUntilNamespaceReady({ address, signal: exited.signal, timeoutMs: READY_TIMEOUT_MS }));
     log(
       `temporal: ${address} (temporal-server ${TEMPORAL_SERVER.version} on PostgreSQL, port ${postgres.port}), ` +
@@ -231,7 +233,7 @@ async function setUpSchemas(input: { postgresPort: number; jobLog: string }): Pr
 }
 
 /** The compose file's namespace and search-attribute jobs, verbatim, with the cached Temporal CLI as `temporal`. */
-async function runServerJobs(input: { address: string; jobLog: string }): Promise<void> {
+async function runServerJobs(input: { address: string; jobLog: string; signal: AbortSignal }): Promise<void> {
   const services = readComposeServices();
   for (const job of SERVER_JOBS) {
     const service = composeService(services, job);
@@ -247,6 +249,8 @@ async function runServerJobs(input: { address: string; jobLog: string }): Promis
       },
       jobLog: input.jobLog,
       label: job,
+      // The namespace job waits up to 120 s for the frontend: not for a server that has exited.
+      signal: input.signal,
     });
   }
 }
@@ -257,11 +261,15 @@ async function runLogged(input: {
   env: NodeJS.ProcessEnv;
   jobLog: string;
   label?: string;
+  signal?: AbortSignal;
 }): Promise<void> {
   const label = input.label ?? [input.command.split('/').at(-1), ...input.args.slice(-3)].join(' ');
   await appendFile(input.jobLog, `$ ${label}\n`);
   try {
-    const { stdout, stderr } = await execFileAsync(input.command, [...input.args], { env: input.env });
+    const { stdout, stderr } = await execFileAsync(input.command, [...input.args], {
+      env: input.env,
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
+    });
     await appendFile(input.jobLog, stdout + stderr);
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };

@@ -186,7 +186,8 @@ describe('the compose jobs, run against stand-in CLIs', () => {
   before(async () => {
     stubs = await mkdtemp(join(tmpdir(), 'eniflow-compose-jobs-'));
     log = join(stubs, 'calls.log');
-    // temporal: `cluster health` fails once; namespaces and search attributes live in files.
+    // temporal: `cluster health` and the first `search-attribute list` fail once (a namespace not yet served);
+    // namespaces and search attributes live in files.
     await writeStub({
       dir: stubs,
       name: 'temporal',
@@ -196,6 +197,7 @@ describe('the compose jobs, run against stand-in CLIs', () => {
   "operator namespace describe --namespace default") [ -e "$STUB_DIR/namespace" ] ;;
   "operator namespace create --namespace default "*) touch "$STUB_DIR/namespace" ;;
   "operator search-attribute list")
+    [ -e "$STUB_DIR/served" ] || { touch "$STUB_DIR/served"; exit 1; }
     printf 'Name Type\\nWorkflowId Keyword\\nBuildIds KeywordList\\n'; cat "$STUB_DIR/attributes" 2>/dev/null; exit 0 ;;
   "operator search-attribute create --name "*) echo "$5 $7" >> "$STUB_DIR/attributes" ;;
   *) echo "unexpected: $*" >&2; exit 2 ;;
@@ -219,8 +221,9 @@ exit 0
     await rm(stubs, { recursive: true, force: true });
   });
 
-  it("registers eniflow's search attributes with their types once", async () => {
+  it("waits until the namespace is served, then registers eniflow's search attributes with their types once", async () => {
     const first = await runJob({ job: 'temporal-search-attributes', stubs, log });
+    assert.deepEqual(first.slice(0, 2), ['operator search-attribute list', 'operator search-attribute list']);
     assert.deepEqual(
       first.filter((call) => call.includes('create')),
       Object.entries(TEMPORAL_SEARCH_ATTRIBUTES).map(
@@ -230,7 +233,7 @@ exit 0
     const second = await runJob({ job: 'temporal-search-attributes', stubs, log });
     assert.deepEqual(
       second,
-      Array<string>(Object.keys(TEMPORAL_SEARCH_ATTRIBUTES).length).fill('operator search-attribute list'),
+      Array<string>(Object.keys(TEMPORAL_SEARCH_ATTRIBUTES).length + 1).fill('operator search-attribute list'),
       'a second run only looks',
     );
   });
