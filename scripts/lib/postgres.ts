@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { ManagedProcess, runAsWrapper } from './managed-process.js';
+import { ManagedProcess, describeExit, runAsWrapper } from './managed-process.js';
 import type { UnixAccount } from './managed-process.js';
 import { pollUntil } from './poll-until.js';
 
@@ -117,6 +117,8 @@ export interface ThrowawayPostgres {
   readonly port: number;
   readonly pid: number;
   readonly logPath: string;
+  /** The temporary directory of the cluster (data directory, password file), removed by stop(). */
+  readonly clusterDir: string;
   readonly exited: Promise<string>;
   /** Stops the server and removes the cluster. */
   stop(): Promise<void>;
@@ -200,7 +202,8 @@ async function launch(input: {
     port: input.port,
     pid: server.pid,
     logPath: input.logPath,
-    exited: server.exited.then((exit) => `postgres ${exit.signal ?? `exit code ${String(exit.code)}`}`),
+    clusterDir: input.clusterRoot,
+    exited: server.exited.then((exit) => `postgres ${describeExit(exit)}`),
     stop: async () => {
       await server.stop();
       await rm(input.clusterRoot, { recursive: true, force: true });

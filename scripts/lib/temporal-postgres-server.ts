@@ -193,6 +193,7 @@ function running(input: {
       postgresPort: postgres.port,
       postgresPid: postgres.pid,
       postgresLogPath: postgres.logPath,
+      postgresDir: postgres.clusterDir,
       metricsUrl: `http://127.0.0.1:${input.metricsPort}/metrics`,
       pid: server.pid,
       ports: [...input.ports, input.metricsPort, postgres.port],

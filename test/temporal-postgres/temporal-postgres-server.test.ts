@@ -1,0 +1,106 @@
+/**
+ * The compose file's Temporal server on PostgreSQL, started by the test environment (scripts/lib/
+ * temporal-postgres-server.ts): the release of the compose file, its state in PostgreSQL, the namespace and search
+ * attributes as the compose jobs register them, a test's ECS burst in its dynamic config, and nothing left after a
+ * stop. Needs `npm run tools -- --temporal postgres`; run by `npm run test:temporal-postgres`.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+
+import { Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+
+import { findPostgresBinDir } from '../../scripts/lib/postgres.js';
+import { startTemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
+import {
+  TEMPORAL_NAMESPACE,
+  TEMPORAL_SEARCH_ATTRIBUTES,
+  TEMPORAL_SERVER_VERSION,
+} from '../../scripts/lib/temporal-settings.js';
+import type { RunningTestServer } from '../../scripts/lib/test-server.js';
+
+const execFileAsync = promisify(execFile);
+
+/** The CLI's type names → the API's enum. */
+const { IndexedValueType } = proto.temporal.api.enums.v1;
+const INDEXED_VALUE_TYPES: Record<string, proto.temporal.api.enums.v1.IndexedValueType> = {
+  Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  Datetime: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+};
+
+describe('the Temporal server on PostgreSQL', () => {
+  let runDir: string;
+  let server: RunningTestServer;
+  let connection: Connection;
+  let address: string;
+
+  before(async () => {
+    runDir = await mkdtemp(join(tmpdir(), 'eniflow-temporal-postgres-test-'));
+    server = await startTemporalPostgresServer({ runDir, log: () => undefined }, { ecsBurst: 40 });
+    address = String(server.details['address']);
+    connection = await Connection.connect({ address });
+  });
+
+  after(async () => {
+    await connection.close();
+    await server.stop();
+    await rm(runDir, { recursive: true, force: true });
+  });
+
+  it("is the compose file's release", async () => {
+    const info = await connection.workflowService.getSystemInfo({});
+    assert.equal(info.serverVersion, TEMPORAL_SERVER_VERSION);
+  });
+
+  it("creates the namespace as the compose job does, with eniflow's search attributes and their types", async () => {
+    const { config } = await connection.workflowService.describeNamespace({ namespace: TEMPORAL_NAMESPACE });
+    assert.equal(Number(config?.workflowExecutionRetentionTtl?.seconds), 72 * 3600);
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({
+      namespace: TEMPORAL_NAMESPACE,
+    });
+    for (const [name, type] of Object.entries(TEMPORAL_SEARCH_ATTRIBUTES)) {
+      assert.equal(customAttributes?.[name], INDEXED_VALUE_TYPES[type], name);
+    }
+  });
+
+  it('keeps its state in PostgreSQL', async () => {
+    const binDir = findPostgresBinDir();
+    assert.ok(binDir !== undefined);
+    const psql = existsSync(join(binDir, 'psql')) ? join(binDir, 'psql') : 'psql';
+    const { stdout } = await execFileAsync(
+      psql,
+      [
+        ...['-h', '127.0.0.1', '-p', String(server.details['postgresPort']), '-U', 'temporal', '-d', 'temporal'],
+        ...['-tAc', 'SELECT name FROM namespaces ORDER BY name'],
+      ],
+      { env: { ...process.env, PGPASSWORD: 'temporal' } },
+    );
+    assert.deepEqual(stdout.trim().split('\n'), [TEMPORAL_NAMESPACE, 'temporal-system']);
+  });
+
+  it("reads the test's ECS burst from its dynamic config file", async () => {
+    const config = await readFile(join(runDir, 'dynamicconfig.yaml'), 'utf8');
+    assert.match(config, /^matching\.minTaskThrottlingBurstSize:\n {2}- value: 10\n/m);
+    assert.match(config, /^frontend\.enableServerVersionCheck:\n {2}- value: false\n/m);
+  });
+
+  it('leaves no process and no database behind when stopped', async () => {
+    const other = await startTemporalPostgresServer({
+      runDir: await mkdtemp(join(runDir, 'second-')),
+      log: () => undefined,
+    });
+    const pids = [other.details.pid, Number(other.details['postgresPid'])];
+    const clusterDir = String(other.details['postgresDir']);
+    assert.ok(existsSync(clusterDir));
+    await other.stop();
+    for (const pid of pids) assert.throws(() => process.kill(pid, 0), /ESRCH/, `process ${pid} is gone`);
+    assert.ok(!existsSync(clusterDir), 'the cluster is removed');
+  });
+});
