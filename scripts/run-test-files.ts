@@ -1,6 +1,7 @@
 /**
- * `node --import tsx scripts/run-test-files.ts [--file-limit=10m] [--concurrency=1] [--test-…] <file|glob>...`:
- * runs each test file with `node --import tsx --test` (spec reporter) under a limit for the whole file.
+ * `node --import tsx scripts/run-test-files.ts [--file-limit=10m] [--concurrency=N] [--test-…] <file|glob>...`:
+ * runs each test file with `node --import tsx --test` (spec reporter) under a limit for the whole file, N files at
+ * a time (default as node --test: the cores but one; one file's output is printed whole when it ends if N > 1).
  *
  * `--test-timeout` stops a test that runs too long, but a file whose tests have ended while its process stays alive
  * (a Temporal worker or a timer left running) holds `node --test` until CI gives up. Here a file that outlives its
@@ -10,7 +11,7 @@
  * so a moved folder cannot silently drop its tests.
  */
 import { globSync } from 'node:fs';
-import { constants } from 'node:os';
+import { availableParallelism, constants } from 'node:os';
 
 import { formatDuration, parseDuration, runTestFile, runningFiles, signalTree } from './lib/test-file-run.js';
 import type { FileRunResult } from './lib/test-file-run.js';
@@ -29,7 +30,8 @@ function parseArgs(argv: readonly string[]): {
   patterns: string[];
 } {
   let limitText = '10m';
-  let concurrency = 1;
+  // node --test's own default: all cores but one.
+  let concurrency = Math.max(1, availableParallelism() - 1);
   const testArgs: string[] = [];
   const patterns: string[] = [];
   for (const arg of argv) {
