@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { stripVTControlCharacters } from 'node:util';
 
 /** How a file's run ended. */
 export type FileOutcome = 'passed' | 'failed' | 'hung';
@@ -119,12 +120,10 @@ function isRunning(pid: number): boolean {
   }
 }
 
-const ANSI = /\x1b\[[0-9;]*m/g;
-
 /** Sums the spec reporter's closing `ℹ <name> <n>` lines found in `output`. */
 export function specTotals(output: string): Map<string, number> {
   const totals = new Map<string, number>();
-  for (const line of output.replace(ANSI, '').split('\n')) {
+  for (const line of stripVTControlCharacters(output).split('\n')) {
     const match = /^ℹ (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$/.exec(line.trim());
     if (match?.[1] !== undefined) totals.set(match[1], (totals.get(match[1]) ?? 0) + Number(match[2]));
   }
@@ -150,7 +149,9 @@ export async function runTestFile(options: FileRunOptions): Promise<FileRunResul
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => resolve(code));
+    child.once('exit', (code) => {
+      resolve(code);
+    });
     child.once('error', (error) => {
       options.write(`run-test-files: cannot start node for ${options.file}: ${error.message}\n`);
       resolve(null);
@@ -160,7 +161,9 @@ export async function runTestFile(options: FileRunOptions): Promise<FileRunResul
   if (pid !== undefined) runningFiles.add(pid);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'expired'>((resolve) => {
-    timer = setTimeout(() => resolve('expired'), options.limitMs);
+    timer = setTimeout(() => {
+      resolve('expired');
+    }, options.limitMs);
   });
   const first = await Promise.race([exited, expired]);
   clearTimeout(timer);
@@ -186,5 +189,9 @@ export async function runTestFile(options: FileRunOptions): Promise<FileRunResul
 
 function once(stream: NodeJS.ReadableStream & { readonly closed?: boolean }, event: string): Promise<void> {
   if (stream.closed === true) return Promise.resolve();
-  return new Promise((resolve) => stream.once(event, () => resolve()));
+  return new Promise((resolve) =>
+    stream.once(event, () => {
+      resolve();
+    }),
+  );
 }

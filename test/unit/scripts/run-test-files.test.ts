@@ -19,7 +19,9 @@ const PASSES = `${FIXTURES}/passes.fixture.ts`;
 const FAILS = `${FIXTURES}/fails.fixture.ts`;
 
 const scratch = mkdtempSync(join(tmpdir(), 'run-test-files-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+after(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 async function runner(
   args: readonly string[],
