@@ -4,23 +4,13 @@
  * relative import and export-from of src/ and fails on any cycle, naming it.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
-const SRC = resolve(import.meta.dirname, '../../../src');
+import { sourceFiles } from './source-files.js';
 
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return sourceFiles(path);
-      return Promise.resolve(entry.name.endsWith('.ts') ? [path] : []);
-    }),
-  );
-  return nested.flat();
-}
+const SRC = resolve(import.meta.dirname, '../../../src');
 
 /** Relative module specifiers of `import … from`, `export … from` and side-effect imports. */
 export function relativeImports(source: string): string[] {
