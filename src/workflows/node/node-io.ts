@@ -219,7 +219,7 @@ export interface StatusWrite {
 /**
  * Writes the status when it changed, and keeps the carried state true to the outcome: a write that landed is
  * remembered (the next read must see it), a write refused for good keeps the ENIs in the workflow (carried across
- * continue-as-new) and forces an OpenAPI resync, so nothing done to the cloud is forgotten.
+ * continue-as-new) and the caller asks for an OpenAPI resync, so nothing done to the cloud is forgotten.
  */
 export async function writeStatusKeepingEnis(
   input: StatusWrite & { nodeName: string; state: CarriedState; record: PassRecord },
@@ -235,7 +235,6 @@ export async function writeStatusKeepingEnis(
   if (result.outcome === 'failed') {
     input.record.record(result.failed, { ledger: true });
     state.unwrittenEnis = input.enis;
-    state.needResync = true;
     delete state.ownStatus;
     return 'failed';
   }

@@ -95,7 +95,8 @@ export async function syncWithOpenApi(input: {
 
 /**
  * The OpenAPI sync when it is due (see `isOpenApiSyncDue`), and the sync times the CR records after it: the next
- * one is drawn uniformly in [period, 2·period) so the nodes of a cluster spread out.
+ * one is drawn uniformly in [period, 2·period) so the nodes of a cluster spread out. The resync it served is the
+ * caller's to mark done (`synced`).
  */
 export async function syncEnisIfDue(input: {
   enis: NetworkInterfaces;
@@ -133,7 +134,6 @@ export async function syncEnisIfDue(input: {
   input.record.succeededCalls += synced.calls;
   if (synced.unlisted.length > 0) state.unlistedEnis = synced.unlisted;
   else delete state.unlistedEnis;
-  state.needResync = false;
   delete state.firstSyncDue;
   return {
     enis: synced.enis,

@@ -25,6 +25,8 @@ export class PassRecord {
   startMs = 0;
   errors: FailedStep[] = [];
   succeededCalls = 0;
+  /** Whether this pass settled the ledger already: a ready pass does in its ending, others when the pass ends. */
+  settled = false;
 
   constructor(state: CarriedState) {
     this.state = state;
@@ -34,6 +36,7 @@ export class PassRecord {
     this.startMs = Date.now();
     this.errors = [];
     this.succeededCalls = 0;
+    this.settled = false;
   }
 
   record(step: FailedStep, options: { ledger: boolean }): void {
@@ -72,6 +75,7 @@ export class PassRecord {
 
   /** Settles the ledger for what the pass tried (see `settleFailures`). */
   settle(scope: 'completed' | 'stoppedBeforeCloud' | 'threw'): void {
+    this.settled = true;
     const settled = settleFailures({ ledger: this.state.failures ?? {}, passStartMs: this.startMs, scope });
     if (Object.keys(settled).length === 0) delete this.state.failures;
     else this.state.failures = settled;

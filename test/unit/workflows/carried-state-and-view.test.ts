@@ -16,7 +16,7 @@ import {
   initialPassSummary,
   stuckOnOf,
 } from '../../../src/workflows/node/node-view.js';
-import { settlePrefixMode } from '../../../src/workflows/node/prefix-pass.js';
+import { settlePrefixMode } from '../../../src/workflows/node/prefix-mode.js';
 
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
 
