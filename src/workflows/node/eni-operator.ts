@@ -24,7 +24,7 @@ import type { GcResult } from '../messages.js';
 import { ecsRead, ipOps, release, wait } from './activities.js';
 import { CreateSaga } from './create-saga.js';
 import type { OperationTracker } from './operation-tracker.js';
-import { describeFailedStep, emptyReport, stepFailure } from './step-failure.js';
+import { describeFailedStep, emptyReport, failureOf } from './step-failure.js';
 import type { StepReport } from './step-failure.js';
 
 /** What {@link EniOperator.allocate} runs: the plan's allocations on the node's ENIs. */
@@ -260,7 +260,7 @@ export class EniOperator {
       }
       report.outcomes.push({ kind: 'eniRemoved', eniId: action.eniId });
     } catch (error) {
-      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: stepFailure(error) });
+      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: failureOf(error) });
     }
     return report;
   }
@@ -285,7 +285,7 @@ export class EniOperator {
       const { eniId, family, prefixes } = action;
       report.outcomes.push({ kind: 'prefixesReleased', eniId, family, prefixes });
     } catch (error) {
-      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: stepFailure(error) });
+      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: failureOf(error) });
     }
     return report;
   }
@@ -322,7 +322,7 @@ function withAssignFailure(
   report: StepReport,
   input: { operation: string; eniId: string; vSwitchId: string | undefined; error: unknown },
 ): StepReport {
-  const failure = stepFailure(input.error);
+  const failure = failureOf(input.error);
   report.failed.push({ operation: input.operation, eniId: input.eniId, failure });
   report.eniErrors.push({
     eniId: input.eniId,

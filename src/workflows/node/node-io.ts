@@ -15,8 +15,8 @@ import type { NodeSnapshot, NodeView, NodeViewForPass } from '../../activities/i
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
 import type { CarriedState } from './carried-state.js';
 import type { PassRecord } from './pass-record.js';
-import { stepFailure } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+import { failureOf } from './step-failure.js';
+import type { StepFailure } from './step-failure.js';
 
 /** The snapshot the core reads, from the compact view (pods in `namespace/name` order). */
 function snapshotOfView(view: NodeView): NodeSnapshot {
@@ -110,7 +110,7 @@ export type StatusWriteResult =
   | { outcome: 'unchanged' }
   | { outcome: 'written'; resourceVersion: string }
   | { outcome: 'gone' }
-  | { outcome: 'failed'; failed: FailedStep };
+  | { outcome: 'failed'; failed: StepFailure };
 
 function ownedFields(status: NodeStatus, pool: PoolStatusFields | undefined): string {
   return canonicalJson({
@@ -151,17 +151,17 @@ export async function writeStatusIfChanged(input: {
     if (result.outcome === 'gone') return { outcome: 'gone' };
     return { outcome: 'written', resourceVersion: 'resourceVersion' in result ? result.resourceVersion : '' };
   } catch (error) {
-    return { outcome: 'failed', failed: { operation: 'writeNodeStatus', failure: stepFailure(error) } };
+    return { outcome: 'failed', failed: { operation: 'writeNodeStatus', failure: failureOf(error) } };
   }
 }
 
 /** Lets a deleted Node CR go once its ENIs are released. */
-export async function removeNodeFinalizer(nodeName: string): Promise<FailedStep | undefined> {
+export async function removeNodeFinalizer(nodeName: string): Promise<StepFailure | undefined> {
   try {
     await kubeRead.removeNodeFinalizer({ nodeName });
     return undefined;
   } catch (error) {
-    return { operation: 'removeNodeFinalizer', failure: stepFailure(error) };
+    return { operation: 'removeNodeFinalizer', failure: failureOf(error) };
   }
 }
 

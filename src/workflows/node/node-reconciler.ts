@@ -14,7 +14,7 @@ import type { PassEnd } from './pass-record.js';
 import { settlePrefixMode, withPrefixMode } from './prefix-mode.js';
 import { readyPass } from './ready-pass.js';
 import { SeenSignals } from './seen-signals.js';
-import { stepFailure } from './step-failure.js';
+import { failureOf } from './step-failure.js';
 
 /**
  * One node's reconcile passes, and the gate in front of them. A pass reads the node, stops at the gate unless the node
@@ -166,7 +166,7 @@ export class NodeReconciler {
       end = await this.reconcile();
     } catch (error) {
       ctx.summary.ipamState = 'Error';
-      record.record({ operation: 'reconcile', failure: stepFailure(error) }, { ledger: true });
+      record.record({ operation: 'reconcile', failure: failureOf(error) }, { ledger: true });
     }
     ctx.passEnded();
     const failed = end?.failed ?? true;

@@ -4,7 +4,7 @@ import { noteFailure, settleFailures } from '../../ipam/index.js';
 import type { CarriedState } from './carried-state.js';
 import type { StepReport } from './step-failure.js';
 import { actionOf, ledgerFailureOf } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+import type { StepFailure } from './step-failure.js';
 
 const MAX_RECORDED_ERRORS = 20;
 
@@ -23,7 +23,7 @@ export interface PassEnd {
 export class PassRecord {
   private readonly state: CarriedState;
   startMs = 0;
-  errors: FailedStep[] = [];
+  errors: StepFailure[] = [];
   succeededCalls = 0;
   /** Whether this pass settled the ledger already: a ready pass does in its ending, others when the pass ends. */
   settled = false;
@@ -39,7 +39,7 @@ export class PassRecord {
     this.settled = false;
   }
 
-  record(step: FailedStep, options: { ledger: boolean }): void {
+  record(step: StepFailure, options: { ledger: boolean }): void {
     const { failure } = step;
     this.errors.push(step);
     const now = Date.now();
@@ -66,7 +66,7 @@ export class PassRecord {
   }
 
   /** Records the steps' failures and counts their successful calls, in plan order; returns the failures. */
-  foldReports(reports: readonly StepReport[]): FailedStep[] {
+  foldReports(reports: readonly StepReport[]): StepFailure[] {
     const failed = reports.flatMap((report) => report.failed);
     for (const report of reports) this.succeededCalls += report.succeededCalls;
     for (const step of failed) this.record(step, { ledger: true });
