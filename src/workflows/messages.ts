@@ -215,7 +215,7 @@ export interface NodeIpamSettings {
   maxPassesPerRun: number;
   /**
    * Continue-as-new once a run is this old, pass or no pass: no run outlives it, so a workflow code path can be
-   * retired on a schedule (src/workflows/node/patches.ts).
+   * retired on a schedule (src/workflows/node/memory/patches.ts).
    */
   maxRunAgeMs: number;
   /**

@@ -23,12 +23,12 @@ import {
 } from './messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
-import { carriedStateProblem } from './node/carried-state.js';
-import type { CarriedState } from './node/carried-state.js';
-import { NodeReconciler } from './node/node-reconciler.js';
-import { NodeStory } from './node/node-story.js';
-import { WakeTimer } from './node/wake-timer.js';
-import { gcDeferral } from './node/node-view.js';
+import { carriedStateProblem } from './node/memory/carried-state.js';
+import type { CarriedState } from './node/memory/carried-state.js';
+import { NodeReconciler } from './node/reconciler.js';
+import { NodeStory } from './node/tell/story.js';
+import { WakeTimer } from './node/memory/wake-timer.js';
+import { gcDeferral } from './node/tell/state-view.js';
 
 /** Input of {@link nodeIpamWorkflow}; `carried` is accepted only from the workflow's own continue-as-new. */
 export interface NodeIpamWorkflowInput {

@@ -8,11 +8,11 @@ import { describe, it } from 'node:test';
 
 import { ecsApplicationFailure } from '../../../src/activities/ecs/ecs-application-failure.js';
 import { formatNodeState } from '../../../src/cli/node-commands.js';
-import { newCarriedState } from '../../../src/workflows/node/carried-state.js';
-import { buildNodeView, initialPassSummary } from '../../../src/workflows/node/node-view.js';
-import { PassRecord } from '../../../src/workflows/node/pass-record.js';
-import { describeFailedStep, failureOf } from '../../../src/workflows/node/step-failure.js';
-import type { StepFailure } from '../../../src/workflows/node/step-failure.js';
+import { newCarriedState } from '../../../src/workflows/node/memory/carried-state.js';
+import { buildNodeView, initialPassSummary } from '../../../src/workflows/node/tell/state-view.js';
+import { PassRecord } from '../../../src/workflows/node/memory/pass-record.js';
+import { describeFailedStep, failureOf } from '../../../src/workflows/node/memory/step-failure.js';
+import type { StepFailure } from '../../../src/workflows/node/memory/step-failure.js';
 
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
 const CLOUD_SAYS = 'The request has failed due to a temporary failure of the server.';
