@@ -205,8 +205,8 @@ export class NodeReconciler {
     const cr = snapshot.cr;
     if (cr === undefined) return this.cleanUpVanishedNode();
     // The first pass after a lift says so (a held-back pass says it at its end, naming what it held back).
-    if (this.ctx.degradation.level === 'off')
-      await this.ctx.notices.degradationChanged(this.ctx.degradation.owedNotice([]));
+    const lifted = this.ctx.degradation.owedLiftNotice();
+    if (lifted !== undefined) await this.ctx.notices.degradationChanged(lifted);
     const validation = cr.validation;
     if (!validation.ok) {
       await this.ctx.notices.invalidSpec(validation.problems);

@@ -82,6 +82,11 @@ export class NodeDegradation {
     return { ...notice, series: `degradation:${this.state.degradation?.revision ?? '0'}:${this.level}` };
   }
 
+  /** The notice a pass owes at its start while the level is off (a lift not yet told); undefined otherwise. */
+  owedLiftNotice(): ReturnType<NodeDegradation['owedNotice']> {
+    return this.level === 'off' ? this.owedNotice([]) : undefined;
+  }
+
   /** {@link owedNotice} for what a ready pass wanted to do: the wants its gates refused are the held-back work. */
   owedNoticeFor(wants: PassWants): ReturnType<NodeDegradation['owedNotice']> {
     return this.owedNotice(heldBackWork(this.level, wants));

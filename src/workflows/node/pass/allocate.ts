@@ -58,7 +58,8 @@ export type Acted = Omit<Allocated, 'gc'>;
  * the open create intents → act → fold the outcomes in plan order (an ENI no demand wants goes to the GC) → the open
  * intents the steps report replace the carried ones → ENI conditions → GC, when the degradation lets releases run.
  * The round's own steps hook in: `beforeActing` (once the plan is known to make calls), `serveEarly` (the assigns'
- * outcomes before the creates end), `serve` (after the fold) and `markReleases` (before the GC).
+ * outcomes before the creates end), `serve` (after the fold, when it changed anything) and `markReleases` (before
+ * the GC).
  *
  * Held back (degradation l0), nothing is asked of the cloud, the open intents stay as they are and the plan's
  * problems are not told on the ENIs. Assigns and creates touch different ENIs, so the fold is the one in plan order
@@ -88,7 +89,7 @@ export async function allocate(
   const acted: Acted = gates.allocate
     ? await act(ctx, input)
     : { allocated: [], enis: input.enis, changed: false, openIntents: ctx.state.pendingCreates ?? [] };
-  let enis = input.serve === undefined ? acted.enis : input.serve(acted);
+  let enis = input.serve !== undefined && acted.changed ? input.serve(acted) : acted.enis;
   enis = applyAllocationConditions({
     enis,
     errors: [

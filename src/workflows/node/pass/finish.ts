@@ -18,8 +18,8 @@ export async function finish(
   const { record, state, notices } = ctx;
   const { enis, gc } = round;
   ctx.gc.served(gc.result);
-  const allocationFailures = record.foldReports(round.allocated);
-  record.foldReports(gc.reports);
+  record.foldReports([...round.allocated, ...gc.reports]);
+  const allocationFailures = round.allocated.flatMap((report) => report.failed);
   // A quota answer may mean the CR misses ENIs the cloud has: the next pass lists them.
   if (allocationFailures.some((step) => step.failure.type === 'EcsQuotaExceeded')) ctx.askResync('quotaExceeded');
 

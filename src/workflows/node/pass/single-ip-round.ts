@@ -120,7 +120,7 @@ class SingleIpRound {
       // Pods the assigns can serve are written before the pass's creates and attaches end (seconds later).
       serveEarly: async (assigned) => early.serve(this.serveLocally(assigned)),
       serve: (acted) => {
-        if (acted.changed) this.served = this.serveLocally(acted.enis);
+        this.served = this.serveLocally(acted.enis);
         return this.served.enis;
       },
       markReleases: (enis, acted) => this.markReleases(enis, acted),
