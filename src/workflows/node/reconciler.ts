@@ -1,8 +1,8 @@
-import { failureRepeatsSince, failureTypesSince, hasFailingCalls, mergeSeenVersions } from '../../ipam/index.js';
+import { failureRepeatsSince, failureTypesSince, hasFailingCalls } from '../../ipam/index.js';
 import type { DegradationSetting, NetworkInterfaces, NextPassReason, NodeCr, ReadyNodeCr } from '../../ipam/index.js';
 import type { NodeSnapshot } from '../../activities/index.js';
 import type { IpamState, NodeIpamSettings, NodeWorkflowState, ReconcileReason } from '../messages.js';
-import { carryState } from './memory/carried-state.js';
+import { carryState, noteSeenVersions } from './memory/carried-state.js';
 import type { CarriedState } from './memory/carried-state.js';
 import type { GcRequests } from './memory/gc-requests.js';
 import type { DegradationChange, NodeDegradation } from './memory/degradation.js';
@@ -73,7 +73,7 @@ export class NodeReconciler {
 
   noteSignal(reason?: ReconcileReason): void {
     const { state } = this.ctx;
-    if (reason?.seen !== undefined) state.seenVersions = mergeSeenVersions(state.seenVersions, reason.seen);
+    if (reason?.seen !== undefined) noteSeenVersions(state, reason.seen);
     // The worker saw a vSwitch gain addresses; this worker's cache may still hold the block, so ask the cloud.
     if ((reason?.vSwitchesGained?.length ?? 0) > 0) this.ctx.vSwitchRefreshRequested = true;
     if (reason?.degradation !== undefined) this.setDegradation(reason.degradation);

@@ -5,7 +5,6 @@ import {
   canonicalJson,
   formatRfc3339,
   jsonDelta,
-  mergeSeenVersions,
   poolStatusOf,
   sortedKeys,
   STATUS_CHANGE_DEPTH,
@@ -19,6 +18,7 @@ import type {
 } from '../../../ipam/index.js';
 import type { NodeSnapshot, NodeView, NodeViewForPass } from '../../../activities/index.js';
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
+import { noteSeenVersions } from '../memory/carried-state.js';
 import type { CarriedState } from '../memory/carried-state.js';
 import type { PassRecord } from '../memory/pass-record.js';
 import { failureOf } from '../memory/step-failure.js';
@@ -246,7 +246,7 @@ export async function writeStatusKeepingEnis(
   }
   if (result.outcome === 'written' && result.resourceVersion !== '') {
     // The next read must see this write: a cache that has not yet would plan on the status before it.
-    state.seenVersions = mergeSeenVersions(state.seenVersions, { 'node-crs': result.resourceVersion });
+    noteSeenVersions(state, { 'node-crs': result.resourceVersion });
   }
   const lastSync = input.status.lastSyncOpenAPITime;
   if (lastSync === undefined) delete state.ownStatus;
