@@ -11,7 +11,7 @@ import { formatNodeState } from '../../../src/cli/node-commands.js';
 import { newCarriedState } from '../../../src/workflows/node/memory/carried-state.js';
 import { buildNodeView, initialPassSummary } from '../../../src/workflows/node/tell/state-view.js';
 import { PassRecord } from '../../../src/workflows/node/memory/pass-record.js';
-import { describeFailedStep, failureOf } from '../../../src/workflows/node/memory/step-failure.js';
+import { describeStepFailure, failureOf } from '../../../src/workflows/node/memory/step-failure.js';
 import type { StepFailure } from '../../../src/workflows/node/memory/step-failure.js';
 
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
@@ -86,7 +86,7 @@ describe('one name per action', () => {
 
   it("the node's Warning about a failed step says each part once", () => {
     assert.equal(
-      describeFailedStep(attachFailed()),
+      describeStepFailure(attachFailed()),
       `AttachNetworkInterface eni-1: ServiceUnavailable: ${CLOUD_SAYS} (RequestId req-7)`,
     );
   });

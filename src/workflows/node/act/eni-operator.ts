@@ -24,7 +24,7 @@ import type { GcResult } from '../../messages.js';
 import { ecsRead, ipOps, release, wait } from './activities.js';
 import { CreateSaga } from './create-saga.js';
 import type { OperationTracker } from './operation-tracker.js';
-import { describeFailedStep, emptyReport, failureOf } from '../memory/step-failure.js';
+import { describeStepFailure, emptyReport, failureOf } from '../memory/step-failure.js';
 import type { StepReport } from '../memory/step-failure.js';
 
 /** What {@link EniOperator.allocate} runs: the plan's allocations on the node's ENIs. */
@@ -193,7 +193,7 @@ export class EniOperator {
       const report = reports[i];
       const failed = report?.failed[0];
       if (failed !== undefined) {
-        result.failed.push({ action, error: describeFailedStep(failed) });
+        result.failed.push({ action, error: describeStepFailure(failed) });
         return;
       }
       for (const outcome of report?.outcomes ?? []) {
@@ -329,7 +329,7 @@ function withAssignFailure(
     error:
       failure.type === 'EcsVSwitchExhausted'
         ? { kind: 'ipNotEnough', vSwitchId: input.vSwitchId ?? '' }
-        : { kind: 'operation', message: describeFailedStep({ operation: input.operation, failure }) },
+        : { kind: 'operation', message: describeStepFailure({ operation: input.operation, failure }) },
   });
   return report;
 }

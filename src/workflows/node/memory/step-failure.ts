@@ -68,7 +68,7 @@ export function actionOf(step: Pick<StepFailure, 'operation' | 'failure'>): stri
 }
 
 /** A failed step in one line, each part once: `AttachNetworkInterface eni-1: ServiceUnavailable: … (RequestId …)`. */
-export function describeFailedStep(step: StepFailure): string {
+export function describeStepFailure(step: StepFailure): string {
   const { failure } = step;
   const eni = step.eniId === undefined ? '' : ` ${step.eniId}`;
   const code = failure.code === undefined ? '' : `${failure.code}: `;

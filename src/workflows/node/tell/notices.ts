@@ -33,7 +33,7 @@ import { kubeNotice } from '../act/activities.js';
 import type { CarriedState } from '../memory/carried-state.js';
 import { EventWriter } from './event-writer.js';
 import type { EventInput } from './event-writer.js';
-import { describeFailedStep, failureOf } from '../memory/step-failure.js';
+import { describeStepFailure, failureOf } from '../memory/step-failure.js';
 import type { StepFailure } from '../memory/step-failure.js';
 
 const CONFIG_CONDITION_TYPE = 'IPAMConfigValid';
@@ -348,7 +348,7 @@ export class NodeNotices {
   async allocationFailed(input: { failures: readonly StepFailure[]; ledger: FailureLedger }): Promise<void> {
     if (input.failures.length === 0) return;
     const notice = operationFailureNotice({ failing: input.ledger, workflowId: workflowInfo().workflowId }) ?? {
-      message: input.failures.map(describeFailedStep).join('; '),
+      message: input.failures.map(describeStepFailure).join('; '),
       series: 'capacity',
     };
     await this.event({ reason: EVENT_REASONS.AllocIPFailed, ...notice });
