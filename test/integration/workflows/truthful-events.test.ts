@@ -12,7 +12,7 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import { pollUntil } from '../../../scripts/lib/poll-until.js';
 import { resyncSignal, stateQuery } from '../../../src/workflows/messages.js';
 import type { NodeIpamSettings } from '../../../src/workflows/messages.js';
-import { CARRIED_STATE_VERSION } from '../../../src/workflows/node/carried-state.js';
+import { CARRIED_STATE_VERSION } from '../../../src/workflows/node/memory/carried-state.js';
 import { nodeWorkflowId } from '../../../src/shared/workflow-ids.js';
 import type { continuedNodeStart } from '../../support/continued-start-workflows.js';
 import { DEMO } from '../../support/ecs-emulator.js';

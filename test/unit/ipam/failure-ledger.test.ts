@@ -13,7 +13,10 @@ import {
   pendingPodNotice,
   settleFailures,
 } from '../../../src/ipam/index.js';
-import type { FailureLedger, LedgerFailure } from '../../../src/ipam/index.js';
+import type { FailureLedger } from '../../../src/ipam/index.js';
+
+/** One failure as a pass met it (what `noteFailure` takes). */
+type LedgerFailure = Parameters<typeof noteFailure>[0]['failure'];
 
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
 const MIN = 60_000;

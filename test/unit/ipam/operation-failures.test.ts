@@ -10,7 +10,7 @@ import {
   recoveredNotice,
   settleFailures,
 } from '../../../src/ipam/index.js';
-import type { FailingOperations } from '../../../src/ipam/index.js';
+import type { FailureLedger } from '../../../src/ipam/index.js';
 
 const NOW = Date.UTC(2026, 11, 3, 9, 0, 0);
 const attach = { operation: 'AttachNetworkInterface', code: 'ServiceUnavailable', type: 'EcsTransient' };
@@ -20,8 +20,8 @@ const exhausted = {
   type: 'EcsVSwitchExhausted',
 };
 
-function failing(...entries: { failure: typeof attach; attempts: number; atMs: number }[]): FailingOperations {
-  let current: FailingOperations = {};
+function failing(...entries: { failure: typeof attach; attempts: number; atMs: number }[]): FailureLedger {
+  let current: FailureLedger = {};
   for (const entry of entries) {
     current = noteFailure({
       ledger: current,
@@ -158,7 +158,7 @@ describe('eniOperationsCondition', () => {
     });
     const shown = eniOperationsCondition({ failing: at(5), existing: undefined, workflowId: 'w', nowMs: NOW });
     assert.match(shown?.message ?? '', /: 5 attempts since /);
-    const later = (failing: FailingOperations, existing = shown) =>
+    const later = (failing: FailureLedger, existing = shown) =>
       eniOperationsCondition({ failing, existing, workflowId: 'w', nowMs: NOW + 60_000 });
     assert.equal(later(at(9)), undefined, 'fewer than twice the attempts shown: not worth a Node patch');
     const doubled = later(at(10));

@@ -16,7 +16,7 @@ import ts from 'typescript';
 import { CONDITION_REASONS, EVENT_REASONS } from '../../../src/ipam/event-reasons.js';
 import { ENI_CONDITION_TYPES } from '../../../src/ipam/node-model.js';
 import { IPAM_STATES } from '../../../src/workflows/messages.js';
-import type { EventInput } from '../../../src/workflows/node/event-writer.js';
+import type { EventInput } from '../../../src/workflows/node/tell/event-writer.js';
 import { sourceFiles } from './source-files.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');

@@ -6,9 +6,9 @@ import {
   isDegradationSetting,
   isNewerDegradation,
   openedGates,
-} from '../../ipam/index.js';
-import type { DegradationGates, DegradationLevel, DegradationSetting, PassWants } from '../../ipam/index.js';
-import type { GcResult, NodeWorkflowState } from '../messages.js';
+} from '../../../ipam/index.js';
+import type { DegradationGates, DegradationLevel, DegradationSetting, PassWants } from '../../../ipam/index.js';
+import type { GcResult, NodeWorkflowState } from '../../messages.js';
 import type { CarriedState } from './carried-state.js';
 
 /** What taking a setting changed: nothing (older or the same level), or the level, with the gates it opened. */
@@ -16,7 +16,7 @@ export type DegradationChange =
   | { changed: false }
   | { changed: true; from: DegradationLevel; to: DegradationLevel; opened: (keyof DegradationGates)[] };
 
-export type { PassWants } from '../../ipam/index.js';
+export type { PassWants } from '../../../ipam/index.js';
 
 /**
  * A node's degradation setting, kept in the carried state (so continue-as-new keeps it): the newest the workflow was
@@ -25,23 +25,15 @@ export type { PassWants } from '../../ipam/index.js';
 export class NodeDegradation {
   private readonly state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>;
 
-  /**
-   * The levels the running pass took gates at (absent between passes): a level set meanwhile is not yet in effect
-   * for it, which the `state` query says. Not carried: a run continues as new only between passes.
-   */
-  private passLevels: DegradationLevel[] | undefined;
+  /** The levels the running pass took gates at, held by the pass (undefined between passes). */
+  private readonly pass: { readonly levels: DegradationLevel[] | undefined };
 
-  constructor(state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>) {
+  constructor(
+    state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>,
+    pass: { readonly levels: DegradationLevel[] | undefined },
+  ) {
     this.state = state;
-  }
-
-  /** A pass begins: it acts at the level of now, and at any it takes gates at later (see {@link gates}). */
-  passStarting(): void {
-    this.passLevels = [this.level];
-  }
-
-  passEnded(): void {
-    this.passLevels = undefined;
+    this.pass = pass;
   }
 
   get level(): DegradationLevel {
@@ -51,7 +43,8 @@ export class NodeDegradation {
   /** The gates a pass acts by; taken during a pass, their level is one the pass runs at until it ends. */
   gates(): DegradationGates {
     const level = this.level;
-    if (this.passLevels !== undefined && !this.passLevels.includes(level)) this.passLevels.push(level);
+    const levels = this.pass.levels;
+    if (levels !== undefined && !levels.includes(level)) levels.push(level);
     return degradationGates(level);
   }
 
@@ -89,6 +82,11 @@ export class NodeDegradation {
     return { ...notice, series: `degradation:${this.state.degradation?.revision ?? '0'}:${this.level}` };
   }
 
+  /** The notice a pass owes at its start while the level is off (a lift not yet told); undefined otherwise. */
+  owedLiftNotice(): ReturnType<NodeDegradation['owedNotice']> {
+    return this.level === 'off' ? this.owedNotice([]) : undefined;
+  }
+
   /** {@link owedNotice} for what a ready pass wanted to do: the wants its gates refused are the held-back work. */
   owedNoticeFor(wants: PassWants): ReturnType<NodeDegradation['owedNotice']> {
     return this.owedNotice(heldBackWork(this.level, wants));
@@ -106,7 +104,7 @@ export class NodeDegradation {
       heldBack,
       summary: degradationSummary(setting.level),
     };
-    const passRunningAt = this.passLevels?.find((level) => level !== setting.level);
+    const passRunningAt = this.pass.levels?.find((level) => level !== setting.level);
     if (passRunningAt !== undefined) view.passRunningAt = passRunningAt;
     return view;
   }

@@ -1,10 +1,10 @@
 import { log } from '@temporalio/workflow';
 
-import { noteFailure, settleFailures } from '../../ipam/index.js';
+import { noteFailure, settleFailures } from '../../../ipam/index.js';
 import type { CarriedState } from './carried-state.js';
 import type { StepReport } from './step-failure.js';
 import { actionOf, ledgerFailureOf } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+import type { StepFailure } from './step-failure.js';
 
 const MAX_RECORDED_ERRORS = 20;
 
@@ -23,8 +23,10 @@ export interface PassEnd {
 export class PassRecord {
   private readonly state: CarriedState;
   startMs = 0;
-  errors: FailedStep[] = [];
+  errors: StepFailure[] = [];
   succeededCalls = 0;
+  /** Whether this pass settled the ledger already: a ready pass does in its ending, others when the pass ends. */
+  settled = false;
 
   constructor(state: CarriedState) {
     this.state = state;
@@ -34,9 +36,10 @@ export class PassRecord {
     this.startMs = Date.now();
     this.errors = [];
     this.succeededCalls = 0;
+    this.settled = false;
   }
 
-  record(step: FailedStep, options: { ledger: boolean }): void {
+  record(step: StepFailure, options: { ledger: boolean }): void {
     const { failure } = step;
     this.errors.push(step);
     const now = Date.now();
@@ -63,7 +66,7 @@ export class PassRecord {
   }
 
   /** Records the steps' failures and counts their successful calls, in plan order; returns the failures. */
-  foldReports(reports: readonly StepReport[]): FailedStep[] {
+  foldReports(reports: readonly StepReport[]): StepFailure[] {
     const failed = reports.flatMap((report) => report.failed);
     for (const report of reports) this.succeededCalls += report.succeededCalls;
     for (const step of failed) this.record(step, { ledger: true });
@@ -72,6 +75,7 @@ export class PassRecord {
 
   /** Settles the ledger for what the pass tried (see `settleFailures`). */
   settle(scope: 'completed' | 'stoppedBeforeCloud' | 'threw'): void {
+    this.settled = true;
     const settled = settleFailures({ ledger: this.state.failures ?? {}, passStartMs: this.startMs, scope });
     if (Object.keys(settled).length === 0) delete this.state.failures;
     else this.state.failures = settled;

@@ -1,7 +1,7 @@
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 
-import type { NodeWorkflowState } from '../messages.js';
+import type { NodeWorkflowState } from '../../messages.js';
 import {
   ERROR_CODE_SEARCH_ATTRIBUTE,
   ERROR_SINCE_SEARCH_ATTRIBUTE,
@@ -9,7 +9,7 @@ import {
   INSTANCE_ID_SEARCH_ATTRIBUTE,
   IPAM_STATE_SEARCH_ATTRIBUTE,
   NODE_NAME_SEARCH_ATTRIBUTE,
-} from '../../shared/workflow-ids.js';
+} from '../../../shared/workflow-ids.js';
 
 /** Unknown signal names kept for the `state` query. */
 const MAX_IGNORED_SIGNALS = 5;

@@ -7,7 +7,7 @@ import {
   poolPeriodMs,
   poolShrinkGate,
   warmUpDemand,
-} from '../../ipam/index.js';
+} from '../../../ipam/index.js';
 import type {
   IpFamily,
   NetworkInterfaces,
@@ -15,8 +15,8 @@ import type {
   ReadyNodeCr,
   ReadyNodeSpec,
   WarmUpStatus,
-} from '../../ipam/index.js';
-import type { StepReport } from './step-failure.js';
+} from '../../../ipam/index.js';
+import type { StepReport } from '../memory/step-failure.js';
 
 /**
  * The pool tuning of one ready pass (warm-up, idle reclaim, the node's own pool period), kept out of the

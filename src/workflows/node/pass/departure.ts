@@ -5,20 +5,20 @@ import {
   recordEniForDeletion,
   releaseIpsOfGonePods,
   sortedKeys,
-} from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../ipam/index.js';
-import type { NodeIpamSettings } from '../messages.js';
-import { ecsRead } from './activities.js';
-import { setOpenIntents } from './carried-state.js';
-import type { CarriedState } from './carried-state.js';
-import { EniOperator } from './eni-operator.js';
-import type { NodeDegradation } from './node-degradation.js';
-import { removeNodeFinalizer } from './node-io.js';
-import type { NodeNotices } from './node-notices.js';
-import type { OperationTracker } from './operation-tracker.js';
-import type { PassEnd, PassRecord } from './pass-record.js';
-import { stepFailure } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+} from '../../../ipam/index.js';
+import type { NetworkInterfaces, NodeCr, NodeStatus, PendingCreate } from '../../../ipam/index.js';
+import type { NodeIpamSettings } from '../../messages.js';
+import { ecsRead } from '../act/activities.js';
+import { setOpenIntents } from '../memory/carried-state.js';
+import type { CarriedState } from '../memory/carried-state.js';
+import { EniOperator } from '../act/eni-operator.js';
+import type { NodeDegradation } from '../memory/degradation.js';
+import { removeNodeFinalizer } from '../act/io.js';
+import type { NodeNotices } from '../tell/notices.js';
+import type { OperationTracker } from '../act/operation-tracker.js';
+import type { PassEnd, PassRecord } from '../memory/pass-record.js';
+import { failureOf } from '../memory/step-failure.js';
+import type { StepFailure } from '../memory/step-failure.js';
 
 /**
  * The open create intents of a node being deleted. An intent whose attempts have all ended is listed by its tag and
@@ -30,12 +30,12 @@ async function resolveIntents(input: {
   enis: NetworkInterfaces;
   nowMs: number;
   horizonMs: number;
-}): Promise<{ enis: NetworkInterfaces; left: PendingCreate[]; failed: FailedStep[] }> {
+}): Promise<{ enis: NetworkInterfaces; left: PendingCreate[]; failed: StepFailure[] }> {
   const listable = input.intents.filter(
     (intent) => nextIntentStep({ intent, nowMs: input.nowMs, horizonMs: input.horizonMs }) === 'list',
   );
   const waiting = input.intents.filter((intent) => !listable.includes(intent));
-  const failed: FailedStep[] = waiting.map((intent) => ({
+  const failed: StepFailure[] = waiting.map((intent) => ({
     operation: 'resolveIntent',
     failure: {
       type: 'IntentInFlight',
@@ -51,7 +51,7 @@ async function resolveIntents(input: {
     for (const eni of Object.values(found).flat()) enis = recordEniForDeletion({ enis, eniId: eni.eniId });
     return { enis, left: waiting, failed };
   } catch (error) {
-    failed.push({ operation: 'findEnisByIntent', failure: stepFailure(error) });
+    failed.push({ operation: 'findEnisByIntent', failure: failureOf(error) });
     return { enis, left: [...listable, ...waiting], failed };
   }
 }
@@ -121,7 +121,7 @@ export async function releaseVanishedNode(input: {
     const made = await ecsRead.listEniflowEnis({ clusterId: input.clusterId, nodeName: input.nodeName });
     for (const eni of made) enis = recordEniForDeletion({ enis, eniId: eni.eniId });
   } catch (error) {
-    input.record.record({ operation: 'listNodeEnis', failure: stepFailure(error) }, { ledger: true });
+    input.record.record({ operation: 'listNodeEnis', failure: failureOf(error) }, { ledger: true });
     return 'failed';
   }
   const gc = await removeEnis({ ...input, enis });

@@ -16,7 +16,7 @@ import {
   sortedKeys,
   sufficientIpCondition,
   trackPendingPods,
-} from '../../ipam/index.js';
+} from '../../../ipam/index.js';
 import type {
   EniAllocationPlan,
   EniSpec,
@@ -26,15 +26,15 @@ import type {
   SpecProblem,
   UnlistedEniReport,
   UnsatisfiedPod,
-} from '../../ipam/index.js';
-import type { NodeSnapshot } from '../../activities/index.js';
-import type { NodeIpamSettings } from '../messages.js';
-import { kubeNotice } from './activities.js';
-import type { CarriedState } from './carried-state.js';
+} from '../../../ipam/index.js';
+import type { NodeSnapshot } from '../../../activities/index.js';
+import type { NodeIpamSettings } from '../../messages.js';
+import { kubeNotice } from '../act/activities.js';
+import type { CarriedState } from '../memory/carried-state.js';
 import { EventWriter } from './event-writer.js';
 import type { EventInput } from './event-writer.js';
-import { describeFailedStep, stepFailure } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+import { describeStepFailure, failureOf } from '../memory/step-failure.js';
+import type { StepFailure } from '../memory/step-failure.js';
 
 const CONFIG_CONDITION_TYPE = 'IPAMConfigValid';
 
@@ -50,7 +50,7 @@ export class NodeNotices {
   private readonly nodeName: string;
   private readonly settings: NodeIpamSettings;
   private readonly memory: Pick<CarriedState, 'eventTimes' | 'pendingSince' | 'daemonWait'>;
-  private readonly onFailure: (failed: FailedStep) => void;
+  private readonly onFailure: (failed: StepFailure) => void;
   private readonly writer: EventWriter;
   private coreNode: CoreNode;
   /** Whether this run set `IPAMConfigValid` to False (the core Node read may not show it yet). */
@@ -62,7 +62,7 @@ export class NodeNotices {
     nodeName: string;
     settings: NodeIpamSettings;
     memory: Pick<CarriedState, 'eventTimes' | 'pendingSince' | 'daemonWait'>;
-    onFailure: (failed: FailedStep) => void;
+    onFailure: (failed: StepFailure) => void;
   }) {
     this.nodeName = input.nodeName;
     this.settings = input.settings;
@@ -96,7 +96,7 @@ export class NodeNotices {
       await kubeNotice.patchNodeCondition({ nodeName: this.nodeName, condition });
       return true;
     } catch (error) {
-      this.onFailure({ operation: 'patchNodeCondition', failure: stepFailure(error) });
+      this.onFailure({ operation: 'patchNodeCondition', failure: failureOf(error) });
       return false;
     }
   }
@@ -345,10 +345,10 @@ export class NodeNotices {
    * The node-level Warning of a pass whose allocations failed: the failing calls when calls fail, else (capacity
    * answers only) what each step met.
    */
-  async allocationFailed(input: { failures: readonly FailedStep[]; ledger: FailureLedger }): Promise<void> {
+  async allocationFailed(input: { failures: readonly StepFailure[]; ledger: FailureLedger }): Promise<void> {
     if (input.failures.length === 0) return;
     const notice = operationFailureNotice({ failing: input.ledger, workflowId: workflowInfo().workflowId }) ?? {
-      message: input.failures.map(describeFailedStep).join('; '),
+      message: input.failures.map(describeStepFailure).join('; '),
       series: 'capacity',
     };
     await this.event({ reason: EVENT_REASONS.AllocIPFailed, ...notice });

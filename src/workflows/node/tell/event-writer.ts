@@ -1,10 +1,10 @@
-import { admitEvents, eventKey } from '../../ipam/index.js';
-import type { NodeEventReason, PodEventReason } from '../../ipam/index.js';
-import type { Activities, NodeSnapshot } from '../../activities/index.js';
-import { kubeNotice } from './activities.js';
-import type { CarriedState } from './carried-state.js';
-import { stepFailure } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+import { admitEvents, eventKey } from '../../../ipam/index.js';
+import type { NodeEventReason, PodEventReason } from '../../../ipam/index.js';
+import type { Activities, NodeSnapshot } from '../../../activities/index.js';
+import { kubeNotice } from '../act/activities.js';
+import type { CarriedState } from '../memory/carried-state.js';
+import { failureOf } from '../memory/step-failure.js';
+import type { StepFailure } from '../memory/step-failure.js';
 
 /**
  * The most Events in one `recordEvents` activity: with the activity's 4 writes at a time this stays well inside its
@@ -38,7 +38,7 @@ export class EventWriter {
   private readonly nodeName: string;
   private readonly repeatMs: number;
   private readonly memory: Pick<CarriedState, 'eventTimes'>;
-  private readonly onFailure: (failed: FailedStep) => void;
+  private readonly onFailure: (failed: StepFailure) => void;
   private coreNode: NodeSnapshot['coreNode'];
   private crUid: string | undefined;
 
@@ -46,7 +46,7 @@ export class EventWriter {
     nodeName: string;
     repeatMs: number;
     memory: Pick<CarriedState, 'eventTimes'>;
-    onFailure: (failed: FailedStep) => void;
+    onFailure: (failed: StepFailure) => void;
   }) {
     this.nodeName = input.nodeName;
     this.repeatMs = input.repeatMs;
@@ -67,7 +67,7 @@ export class EventWriter {
     try {
       await kubeNotice.recordEvent(request);
     } catch (error) {
-      this.onFailure({ operation: 'recordEvent', failure: stepFailure(error) });
+      this.onFailure({ operation: 'recordEvent', failure: failureOf(error) });
     }
   }
 
@@ -88,7 +88,7 @@ export class EventWriter {
           });
         }
       } catch (error) {
-        this.onFailure({ operation: 'recordEvents', failure: stepFailure(error) });
+        this.onFailure({ operation: 'recordEvents', failure: failureOf(error) });
       }
     }
   }

@@ -1,6 +1,6 @@
 import { workflowInfo } from '@temporalio/workflow';
 
-import { hasWorkForGcPeriod, jitterOf, nextPass, stuckWaitOf } from '../../ipam/index.js';
+import { hasWorkForGcPeriod, jitterOf, nextPass, stuckWaitOf } from '../../../ipam/index.js';
 import type {
   EniAllocationPlan,
   NetworkInterfaces,
@@ -10,8 +10,8 @@ import type {
   StuckCause,
   StuckWaitInput,
   UnsatisfiedPod,
-} from '../../ipam/index.js';
-import type { NodeIpamSettings } from '../messages.js';
+} from '../../../ipam/index.js';
+import type { NodeIpamSettings } from '../../messages.js';
 import type { CarriedState } from './carried-state.js';
 
 /** What a ready pass found that decides whether its waiting pods are stuck (see `stuckWaitOf`). */

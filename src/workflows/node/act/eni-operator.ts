@@ -7,7 +7,7 @@ import {
   planGc,
   planPrefixGc,
   prefixCallBatches,
-} from '../../ipam/index.js';
+} from '../../../ipam/index.js';
 import type {
   AllocationWithIntent,
   EniAllocation,
@@ -18,14 +18,14 @@ import type {
   PrefixGcAction,
   ReadyNodeSpec,
   VSwitchInfo,
-} from '../../ipam/index.js';
-import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
-import type { GcResult } from '../messages.js';
+} from '../../../ipam/index.js';
+import { ECS_ACTIVITY_APIS } from '../../../shared/ecs-budget.js';
+import type { GcResult } from '../../messages.js';
 import { ecsRead, ipOps, release, wait } from './activities.js';
 import { CreateSaga } from './create-saga.js';
 import type { OperationTracker } from './operation-tracker.js';
-import { describeFailedStep, emptyReport, stepFailure } from './step-failure.js';
-import type { StepReport } from './step-failure.js';
+import { describeStepFailure, emptyReport, failureOf } from '../memory/step-failure.js';
+import type { StepReport } from '../memory/step-failure.js';
 
 /** What {@link EniOperator.allocate} runs: the plan's allocations on the node's ENIs. */
 export interface AllocationInput {
@@ -193,7 +193,7 @@ export class EniOperator {
       const report = reports[i];
       const failed = report?.failed[0];
       if (failed !== undefined) {
-        result.failed.push({ action, error: describeFailedStep(failed) });
+        result.failed.push({ action, error: describeStepFailure(failed) });
         return;
       }
       for (const outcome of report?.outcomes ?? []) {
@@ -260,7 +260,7 @@ export class EniOperator {
       }
       report.outcomes.push({ kind: 'eniRemoved', eniId: action.eniId });
     } catch (error) {
-      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: stepFailure(error) });
+      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: failureOf(error) });
     }
     return report;
   }
@@ -285,7 +285,7 @@ export class EniOperator {
       const { eniId, family, prefixes } = action;
       report.outcomes.push({ kind: 'prefixesReleased', eniId, family, prefixes });
     } catch (error) {
-      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: stepFailure(error) });
+      report.failed.push({ operation: action.kind, eniId: action.eniId, failure: failureOf(error) });
     }
     return report;
   }
@@ -322,14 +322,14 @@ function withAssignFailure(
   report: StepReport,
   input: { operation: string; eniId: string; vSwitchId: string | undefined; error: unknown },
 ): StepReport {
-  const failure = stepFailure(input.error);
+  const failure = failureOf(input.error);
   report.failed.push({ operation: input.operation, eniId: input.eniId, failure });
   report.eniErrors.push({
     eniId: input.eniId,
     error:
       failure.type === 'EcsVSwitchExhausted'
         ? { kind: 'ipNotEnough', vSwitchId: input.vSwitchId ?? '' }
-        : { kind: 'operation', message: describeFailedStep({ operation: input.operation, failure }) },
+        : { kind: 'operation', message: describeStepFailure({ operation: input.operation, failure }) },
   });
   return report;
 }

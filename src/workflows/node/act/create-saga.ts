@@ -7,7 +7,7 @@ import {
   formatRfc3339,
   isDefiniteAttachFailure,
   nextIntentStep,
-} from '../../ipam/index.js';
+} from '../../../ipam/index.js';
 import type {
   AllocationWithIntent,
   AttachResult,
@@ -17,13 +17,13 @@ import type {
   NodeSpec,
   PendingCreate,
   VSwitchInfo,
-} from '../../ipam/index.js';
-import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
+} from '../../../ipam/index.js';
+import { ECS_ACTIVITY_APIS } from '../../../shared/ecs-budget.js';
 import { attach, attachOnce, create, ecsRead, release, wait } from './activities.js';
 import { attachResultOfFailure, reportAttach } from './attach-metric.js';
 import type { OperationTracker } from './operation-tracker.js';
-import { appendReport, emptyReport, stepFailure } from './step-failure.js';
-import type { FailedStep, StepReport } from './step-failure.js';
+import { appendReport, emptyReport, failureOf } from '../memory/step-failure.js';
+import type { StepFailure, StepReport } from '../memory/step-failure.js';
 
 type CreateAllocation = AllocationWithIntent & { kind: 'createEni' };
 
@@ -187,7 +187,7 @@ export class CreateSaga {
       report.succeededCalls += 1;
       return created.eni;
     } catch (error) {
-      const failure = stepFailure(error);
+      const failure = failureOf(error);
       report.failed.push({ operation: 'createEni', failure });
       const verdict = createFailureVerdict({
         type: failure.type,
@@ -219,7 +219,7 @@ export class CreateSaga {
       report.succeededCalls += 1;
       return found[token] ?? [];
     } catch (error) {
-      report.failed.push({ operation: 'findEnisByIntent', failure: stepFailure(error) });
+      report.failed.push({ operation: 'findEnisByIntent', failure: failureOf(error) });
       report.openIntent = intent;
       return undefined;
     }
@@ -244,7 +244,7 @@ export class CreateSaga {
       [cloud] = await ecsRead.describeEnisById({ eniIds: [eniId] });
       report.succeededCalls += 1;
     } catch (error) {
-      report.failed.push({ operation: 'describeEnisById', eniId, failure: stepFailure(error) });
+      report.failed.push({ operation: 'describeEnisById', eniId, failure: failureOf(error) });
       return;
     }
     if (cloud === undefined) {
@@ -294,7 +294,7 @@ export class CreateSaga {
       return;
     } catch (error) {
       observe(attachResultOfFailure(error));
-      const failure = stepFailure(error);
+      const failure = failureOf(error);
       report.failed.push({ operation: 'attachEni', eniId, failure });
       if (!isDefiniteAttachFailure(failure.type)) {
         report.outcomes.push({
@@ -324,7 +324,7 @@ export class CreateSaga {
         );
         return undefined;
       } catch (error) {
-        return { operation: 'deleteEni', eniId, failure: stepFailure(error) } satisfies FailedStep;
+        return { operation: 'deleteEni', eniId, failure: failureOf(error) } satisfies StepFailure;
       }
     });
     if (compensation !== undefined) {

@@ -1,4 +1,4 @@
-import type { GcResult } from '../messages.js';
+import type { GcResult } from '../../messages.js';
 
 const EMPTY_GC: GcResult = { releasedIps: [], removedEnis: [], failed: [] };
 

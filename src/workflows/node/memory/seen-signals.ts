@@ -1,5 +1,5 @@
-import { seenVersionsCover } from '../../ipam/index.js';
-import type { ReconcileReason } from '../messages.js';
+import { seenVersionsCover } from '../../../ipam/index.js';
+import type { ReconcileReason } from '../../messages.js';
 
 /**
  * `reconcile` signals for changes a pass's read had already seen (the watcher sent them after the read began, see

@@ -5,18 +5,24 @@ import {
   canonicalJson,
   formatRfc3339,
   jsonDelta,
-  mergeSeenVersions,
   poolStatusOf,
   sortedKeys,
   STATUS_CHANGE_DEPTH,
-} from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeStatus, PoolStatusFields, ReadyNodeSpec, VSwitchInfo } from '../../ipam/index.js';
-import type { NodeSnapshot, NodeView, NodeViewForPass } from '../../activities/index.js';
+} from '../../../ipam/index.js';
+import type {
+  NetworkInterfaces,
+  NodeStatus,
+  PoolStatusFields,
+  ReadyNodeSpec,
+  VSwitchInfo,
+} from '../../../ipam/index.js';
+import type { NodeSnapshot, NodeView, NodeViewForPass } from '../../../activities/index.js';
 import { ecsReadLocal, kubeRead, kubeReadLocal, statusWrite } from './activities.js';
-import type { CarriedState } from './carried-state.js';
-import type { PassRecord } from './pass-record.js';
-import { stepFailure } from './step-failure.js';
-import type { FailedStep } from './step-failure.js';
+import { noteSeenVersions } from '../memory/carried-state.js';
+import type { CarriedState } from '../memory/carried-state.js';
+import type { PassRecord } from '../memory/pass-record.js';
+import { failureOf } from '../memory/step-failure.js';
+import type { StepFailure } from '../memory/step-failure.js';
 
 /** The snapshot the core reads, from the compact view (pods in `namespace/name` order). */
 function snapshotOfView(view: NodeView): NodeSnapshot {
@@ -110,7 +116,7 @@ export type StatusWriteResult =
   | { outcome: 'unchanged' }
   | { outcome: 'written'; resourceVersion: string }
   | { outcome: 'gone' }
-  | { outcome: 'failed'; failed: FailedStep };
+  | { outcome: 'failed'; failed: StepFailure };
 
 function ownedFields(status: NodeStatus, pool: PoolStatusFields | undefined): string {
   return canonicalJson({
@@ -151,17 +157,17 @@ export async function writeStatusIfChanged(input: {
     if (result.outcome === 'gone') return { outcome: 'gone' };
     return { outcome: 'written', resourceVersion: 'resourceVersion' in result ? result.resourceVersion : '' };
   } catch (error) {
-    return { outcome: 'failed', failed: { operation: 'writeNodeStatus', failure: stepFailure(error) } };
+    return { outcome: 'failed', failed: { operation: 'writeNodeStatus', failure: failureOf(error) } };
   }
 }
 
 /** Lets a deleted Node CR go once its ENIs are released. */
-export async function removeNodeFinalizer(nodeName: string): Promise<FailedStep | undefined> {
+export async function removeNodeFinalizer(nodeName: string): Promise<StepFailure | undefined> {
   try {
     await kubeRead.removeNodeFinalizer({ nodeName });
     return undefined;
   } catch (error) {
-    return { operation: 'removeNodeFinalizer', failure: stepFailure(error) };
+    return { operation: 'removeNodeFinalizer', failure: failureOf(error) };
   }
 }
 
@@ -219,7 +225,7 @@ export interface StatusWrite {
 /**
  * Writes the status when it changed, and keeps the carried state true to the outcome: a write that landed is
  * remembered (the next read must see it), a write refused for good keeps the ENIs in the workflow (carried across
- * continue-as-new) and forces an OpenAPI resync, so nothing done to the cloud is forgotten.
+ * continue-as-new) and the caller asks for an OpenAPI resync, so nothing done to the cloud is forgotten.
  */
 export async function writeStatusKeepingEnis(
   input: StatusWrite & { nodeName: string; state: CarriedState; record: PassRecord },
@@ -235,13 +241,12 @@ export async function writeStatusKeepingEnis(
   if (result.outcome === 'failed') {
     input.record.record(result.failed, { ledger: true });
     state.unwrittenEnis = input.enis;
-    state.needResync = true;
     delete state.ownStatus;
     return 'failed';
   }
   if (result.outcome === 'written' && result.resourceVersion !== '') {
     // The next read must see this write: a cache that has not yet would plan on the status before it.
-    state.seenVersions = mergeSeenVersions(state.seenVersions, { 'node-crs': result.resourceVersion });
+    noteSeenVersions(state, { 'node-crs': result.resourceVersion });
   }
   const lastSync = input.status.lastSyncOpenAPITime;
   if (lastSync === undefined) delete state.ownStatus;

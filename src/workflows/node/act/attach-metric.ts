@@ -1,8 +1,8 @@
 import { ActivityFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
 
-import { attachEniTypeOf } from '../../ipam/index.js';
-import type { AttachResult, CloudEni } from '../../ipam/index.js';
-import { metricsSink } from '../metrics-sinks.js';
+import { attachEniTypeOf } from '../../../ipam/index.js';
+import type { AttachResult, CloudEni } from '../../../ipam/index.js';
+import { metricsSink } from '../../metrics-sinks.js';
 
 /**
  * How a failed attach step ended: `timeout` when an activity of it (the attach call, or the wait for InUse, bounded

@@ -1,18 +1,26 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 
-import type { EniAllocationError, EniOutcome, LedgerFailure, PendingCreate } from '../../ipam/index.js';
-import { ECS_ACTIVITY_APIS } from '../../shared/ecs-budget.js';
+import type { EniAllocationError, EniOutcome, noteFailure, PendingCreate } from '../../../ipam/index.js';
+import { ECS_ACTIVITY_APIS } from '../../../shared/ecs-budget.js';
 
-/** A failure of one activity, reduced to what the workflow decides on. */
+/**
+ * A step's failure: which step of a pass failed (and on which ENI), and how, reduced to what the workflow decides on.
+ * One of the three names failures go by, with the step's report ({@link StepReport}) and the ledger's entry
+ * (`LedgerEntry`, which {@link ledgerFailureOf} makes of it).
+ */
 export interface StepFailure {
-  type: string;
-  message: string;
-  code?: string;
-  requestId?: string;
-  /** The cloud call that failed (ECS action), when the activity said. */
-  call?: string;
-  /** How many attempts the activity made before giving up. */
-  attempts?: number;
+  operation: string;
+  eniId?: string;
+  failure: {
+    type: string;
+    message: string;
+    code?: string;
+    requestId?: string;
+    /** The cloud call that failed (ECS action), when the activity said. */
+    call?: string;
+    /** How many attempts the activity made before giving up. */
+    attempts?: number;
+  };
 }
 
 /**
@@ -20,7 +28,7 @@ export interface StepFailure {
  * action), `code`, `requestId`, and as `message` what the cloud said, since the activity's own message
  * (`AttachNetworkInterface: ServiceUnavailable (RequestId …)`) repeats the other parts and would print them twice.
  */
-export function stepFailure(error: unknown): StepFailure {
+export function failureOf(error: unknown): StepFailure['failure'] {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
     const details = (cause.details?.[0] ?? {}) as {
@@ -32,7 +40,7 @@ export function stepFailure(error: unknown): StepFailure {
     };
     const cloudSaid = typeof details.operation === 'string' && typeof details.message === 'string';
     const message = cloudSaid && details.message !== '' ? String(details.message) : cause.message;
-    const failure: StepFailure = { type: cause.type ?? 'Unknown', message };
+    const failure: StepFailure['failure'] = { type: cause.type ?? 'Unknown', message };
     if (typeof details.code === 'string') failure.code = details.code;
     if (typeof details.requestId === 'string') failure.requestId = details.requestId;
     if (typeof details.operation === 'string') failure.call = details.operation;
@@ -40,13 +48,6 @@ export function stepFailure(error: unknown): StepFailure {
     return failure;
   }
   return { type: 'Unknown', message: cause instanceof Error ? cause.message : String(cause) };
-}
-
-/** A failed step of a pass: which step (and ENI), and how it failed. */
-export interface FailedStep {
-  operation: string;
-  eniId?: string;
-  failure: StepFailure;
 }
 
 /**
@@ -62,12 +63,12 @@ const STEP_ACTIONS: Readonly<Record<string, string>> = {
  * The one name a failed step goes by wherever it is shown (the `state` query, the CLI, logs, Events): the ECS action
  * that failed, else the action of a one-call step, else the step (a Kubernetes write, a step of several calls).
  */
-export function actionOf(step: Pick<FailedStep, 'operation' | 'failure'>): string {
+export function actionOf(step: Pick<StepFailure, 'operation' | 'failure'>): string {
   return step.failure.call ?? STEP_ACTIONS[step.operation] ?? step.operation;
 }
 
 /** A failed step in one line, each part once: `AttachNetworkInterface eni-1: ServiceUnavailable: … (RequestId …)`. */
-export function describeFailedStep(step: FailedStep): string {
+export function describeStepFailure(step: StepFailure): string {
   const { failure } = step;
   const eni = step.eniId === undefined ? '' : ` ${step.eniId}`;
   const code = failure.code === undefined ? '' : `${failure.code}: `;
@@ -76,7 +77,7 @@ export function describeFailedStep(step: FailedStep): string {
 }
 
 /** The ledger's view of a failed step: keyed by the cloud call when known, else by the step. */
-export function ledgerFailureOf(step: FailedStep): LedgerFailure {
+export function ledgerFailureOf(step: StepFailure): Parameters<typeof noteFailure>[0]['failure'] {
   const { failure } = step;
   return {
     operation: actionOf(step),
@@ -94,7 +95,7 @@ export function ledgerFailureOf(step: FailedStep): LedgerFailure {
  */
 export interface StepReport {
   outcomes: EniOutcome[];
-  failed: FailedStep[];
+  failed: StepFailure[];
   /** Conditions to set on the ENIs the step concerned (`InsufficientIP`, `OperationErr`). */
   eniErrors: { eniId: string; error: EniAllocationError }[];
   /** A create whose outcome is unknown, to be resolved by the next pass (re-issued or listed by its tag). */

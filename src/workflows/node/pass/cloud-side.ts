@@ -1,14 +1,10 @@
-import { isOpenApiSyncDue, syncTimesOf } from '../../ipam/index.js';
-import type { DegradationGates, NetworkInterfaces, NodeCr, ReadyNodeSpec, VSwitchInfo } from '../../ipam/index.js';
-import type { NodeIpamSettings } from '../messages.js';
-import type { CarriedState } from './carried-state.js';
-import { readVSwitches } from './node-io.js';
-import type { VSwitchPeek } from './node-io.js';
-import { syncEnisIfDue } from './openapi-sync.js';
-import type { PassRecord } from './pass-record.js';
-import type { PassSchedule } from './pass-schedule.js';
+import { isOpenApiSyncDue, syncTimesOf } from '../../../ipam/index.js';
+import type { DegradationGates, NetworkInterfaces, NodeCr, ReadyNodeSpec, VSwitchInfo } from '../../../ipam/index.js';
+import { readVSwitches } from '../act/io.js';
+import { syncEnisIfDue } from '../act/openapi-sync.js';
+import type { PassContext } from './context.js';
 
-/** The cloud side of a ready node as both passes (single-IP and prefix) start from it. */
+/** The cloud side of a ready node as every round (single-IP, prefix) starts from it. */
 export interface CloudSide {
   enis: NetworkInterfaces;
   times: { lastSyncMs?: number; nextSyncMs?: number };
@@ -23,27 +19,22 @@ export interface CloudSide {
  * The head of every ready pass: the node's vSwitches, then the OpenAPI sync when it is due. Under degradation l0
  * no vSwitch is read; with the sync held back it stays due (needResync, the CR's times) and runs once lifted.
  */
-export async function readCloudSide(input: {
-  node: NodeCr;
-  spec: ReadyNodeSpec;
-  enis: NetworkInterfaces;
-  instanceId: string;
-  /** The core Node's `spec.providerID` (see `enisToAdopt`). */
-  providerId: string | undefined;
-  podCount: number;
-  nowMs: number;
-  gates: Pick<DegradationGates, 'cloud' | 'sync'>;
-  /** A refresh asks the cloud about the vSwitches again, lifting blocks it no longer backs; `served` once asked. */
-  vSwitchRefresh: { requested: boolean; served: () => void };
-  /** The vSwitches the pass's read brought from the worker's cache (see `readVSwitches`). */
-  vSwitchPeek?: VSwitchPeek;
-  settings: Pick<NodeIpamSettings, 'clusterId' | 'openApiSyncPeriodMs'>;
-  state: CarriedState;
-  record: PassRecord;
-  /** Holds the due time this run set (a new run takes the CR's); set to the next one. */
-  schedule: Pick<PassSchedule, 'nextSyncMs'>;
-}): Promise<CloudSide> {
-  const { spec, gates, state, schedule } = input;
+export async function readCloudSide(
+  ctx: PassContext,
+  input: {
+    node: NodeCr;
+    spec: ReadyNodeSpec;
+    enis: NetworkInterfaces;
+    instanceId: string;
+    /** The core Node's `spec.providerID` (see `enisToAdopt`). */
+    providerId: string | undefined;
+    podCount: number;
+    nowMs: number;
+    gates: Pick<DegradationGates, 'cloud' | 'sync'>;
+  },
+): Promise<CloudSide> {
+  const { spec, gates } = input;
+  const { state, schedule, settings } = ctx;
   const status = input.node.status;
   // The CR shows the sync time and ENI count of the workflow's own last status: nothing has rewritten it since.
   const own = state.ownStatus;
@@ -52,10 +43,10 @@ export async function readCloudSide(input: {
     own.lastSyncOpenAPITime === status?.lastSyncOpenAPITime &&
     own.enis === Object.keys(status.networkInterfaces ?? {}).length;
   let { enis } = input;
-  const vSwitches = gates.cloud
-    ? await readVSwitches({ spec, enis, refresh: input.vSwitchRefresh.requested, peek: input.vSwitchPeek })
-    : {};
-  if (gates.cloud) input.vSwitchRefresh.served();
+  // A refresh asks the cloud about the vSwitches again, lifting blocks it no longer backs.
+  const refresh = ctx.vSwitchRefreshRequested || state.needResync;
+  const vSwitches = gates.cloud ? await readVSwitches({ spec, enis, refresh, peek: ctx.reader.vSwitchPeek }) : {};
+  if (gates.cloud) ctx.vSwitchRefreshRequested = false;
   const syncHeldBack =
     !gates.sync &&
     isOpenApiSyncDue({
@@ -77,14 +68,15 @@ export async function readCloudSide(input: {
         crIsOwnWrite,
         instanceId: input.instanceId,
         providerId: input.providerId,
-        clusterId: input.settings.clusterId,
+        clusterId: settings.clusterId,
         nodeName: input.node.metadata.name,
         spec,
         vSwitches,
         state,
-        record: input.record,
-        periodMs: input.settings.openApiSyncPeriodMs,
+        record: ctx.record,
+        periodMs: settings.openApiSyncPeriodMs,
       });
+  if (sync.synced) ctx.resyncServed();
   enis = sync.enis;
   schedule.nextSyncMs = sync.times.nextSyncMs;
   return { enis, times: sync.times, vSwitches, synced: sync.synced, syncHeldBack };

@@ -1,8 +1,8 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
-import type { Activities } from '../../activities/index.js';
-import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES, singleAttempt } from '../activity-policies.js';
-import { proxyActivitiesWithSummaries } from '../activity-summaries.js';
+import type { Activities } from '../../../activities/index.js';
+import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES, singleAttempt } from '../../activity-policies.js';
+import { proxyActivitiesWithSummaries } from '../../activity-summaries.js';
 
 /** The node workflow's activities, one proxy per retry policy; cloud calls carry Web UI summaries. */
 export const kubeRead = proxyActivities<Activities>(ACTIVITY_POLICIES.kubeRead);

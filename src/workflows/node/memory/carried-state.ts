@@ -1,3 +1,4 @@
+import { mergeSeenVersions } from '../../../ipam/index.js';
 import type {
   DegradationLevel,
   DegradationSetting,
@@ -5,10 +6,10 @@ import type {
   NetworkInterfaces,
   PendingCreate,
   UnlistedEniReport,
-} from '../../ipam/index.js';
-import type { RecordedError } from '../messages.js';
+} from '../../../ipam/index.js';
+import type { RecordedError } from '../../messages.js';
 
-export type { PendingCreate } from '../../ipam/index.js';
+export type { PendingCreate } from '../../../ipam/index.js';
 
 /**
  * Version of {@link CarriedState}, the shape a run hands to the next at continue-as-new (recorded in the next run's
@@ -143,4 +144,9 @@ export function carryState(state: CarriedState): CarriedState {
 export function setOpenIntents(state: CarriedState, intents: readonly PendingCreate[]): void {
   if (intents.length > 0) state.pendingCreates = [...intents];
   else delete state.pendingCreates;
+}
+
+/** Records resourceVersions the workflow now knows of (a signal's, its own status write's): the newest per informer. */
+export function noteSeenVersions(state: CarriedState, seen: Record<string, string>): void {
+  state.seenVersions = mergeSeenVersions(state.seenVersions, seen);
 }

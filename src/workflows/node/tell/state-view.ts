@@ -1,7 +1,7 @@
-import { headlineFailure, NEXT_PASS_REASONS, sortedKeys, STUCK_CAUSES } from '../../ipam/index.js';
-import type { NextPassReason, StuckCause, VSwitchInfo } from '../../ipam/index.js';
-import type { GcResult, IpamState, NodeWorkflowState, PendingOperation } from '../messages.js';
-import type { CarriedState } from './carried-state.js';
+import { headlineFailure, NEXT_PASS_REASONS, sortedKeys, STUCK_CAUSES } from '../../../ipam/index.js';
+import type { NextPassReason, StuckCause, VSwitchInfo } from '../../../ipam/index.js';
+import type { GcResult, IpamState, NodeWorkflowState, PendingOperation } from '../../messages.js';
+import type { CarriedState } from '../memory/carried-state.js';
 
 /** What the last pass found, as the `state` query and the Web UI show it (run-local, rebuilt by the next pass). */
 export interface PassSummary {

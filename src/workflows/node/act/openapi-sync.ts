@@ -8,11 +8,17 @@ import {
   providerIdNamesInstance,
   resolveUnlistedEnis,
   syncTimesOf,
-} from '../../ipam/index.js';
-import type { NetworkInterfaces, NodeStatus, ReadyNodeSpec, UnlistedEniReport, VSwitchInfo } from '../../ipam/index.js';
+} from '../../../ipam/index.js';
+import type {
+  NetworkInterfaces,
+  NodeStatus,
+  ReadyNodeSpec,
+  UnlistedEniReport,
+  VSwitchInfo,
+} from '../../../ipam/index.js';
 import { adopt, ecsRead } from './activities.js';
-import type { CarriedState } from './carried-state.js';
-import type { PassRecord } from './pass-record.js';
+import type { CarriedState } from '../memory/carried-state.js';
+import type { PassRecord } from '../memory/pass-record.js';
 
 /**
  * Tags the ENIs {@link enisToAdopt} picks from the listing with this cluster's id (one call): attached to this
@@ -95,7 +101,8 @@ export async function syncWithOpenApi(input: {
 
 /**
  * The OpenAPI sync when it is due (see `isOpenApiSyncDue`), and the sync times the CR records after it: the next
- * one is drawn uniformly in [period, 2·period) so the nodes of a cluster spread out.
+ * one is drawn uniformly in [period, 2·period) so the nodes of a cluster spread out. The resync it served is the
+ * caller's to mark done (`synced`).
  */
 export async function syncEnisIfDue(input: {
   enis: NetworkInterfaces;
@@ -133,7 +140,6 @@ export async function syncEnisIfDue(input: {
   input.record.succeededCalls += synced.calls;
   if (synced.unlisted.length > 0) state.unlistedEnis = synced.unlisted;
   else delete state.unlistedEnis;
-  state.needResync = false;
   delete state.firstSyncDue;
   return {
     enis: synced.enis,

@@ -1,6 +1,6 @@
-import { CAPACITY_FAILURE_TYPES } from '../../ipam/index.js';
-import type { PendingOperation } from '../messages.js';
-import { stepFailure } from './step-failure.js';
+import { CAPACITY_FAILURE_TYPES } from '../../../ipam/index.js';
+import type { PendingOperation } from '../../messages.js';
+import { failureOf } from '../memory/step-failure.js';
 
 /** The cloud operations a node has in flight, for the `state` query (never in history). */
 export class OperationTracker {
@@ -22,7 +22,7 @@ export class OperationTracker {
     try {
       return await run();
     } catch (error) {
-      if (!CAPACITY_FAILURE_TYPES.includes(stepFailure(error).type)) this.failureListener?.();
+      if (!CAPACITY_FAILURE_TYPES.includes(failureOf(error).type)) this.failureListener?.();
       throw error;
     } finally {
       this.pending = this.pending.filter((item) => item !== entry);
