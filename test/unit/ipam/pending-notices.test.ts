@@ -8,7 +8,13 @@ import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
-import { admitEvents, EVENT_REASONS, MAX_RECENT_EVENTS, POD_EVENT_CAP, pendingNotices } from '../../../src/ipam/index.js';
+import {
+  admitEvents,
+  EVENT_REASONS,
+  MAX_RECENT_EVENTS,
+  POD_EVENT_CAP,
+  pendingNotices,
+} from '../../../src/ipam/index.js';
 import type { DuePod, FailureLedger } from '../../../src/ipam/index.js';
 
 const NOW = Date.UTC(2026, 11, 6, 10, 0, 0);
