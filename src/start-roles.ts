@@ -110,7 +110,7 @@ function stopSignal(): Promise<string> {
 
 /**
  * What `main` uses of scripts/lib/embedded-default.ts, declared here because the build (tsconfig.build.json) leaves
- * scripts/ out of dist/; test/main/embedded-default-shape.test.ts checks the real module against it.
+ * scripts/ out of dist/; test/integration/main/embedded-default-shape.test.ts checks the real module against it.
  */
 export interface EmbeddedDefaultModule {
   runEmbeddedDefault: (options: {

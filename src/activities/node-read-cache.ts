@@ -1,8 +1,9 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig, KubernetesListObject, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
 
-import { compareResourceVersions, NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
+import { compareResourceVersions } from '../ipam/index.js';
 import type { PodSnapshot } from '../ipam/index.js';
+import { NODE_CR_PATH, nodeCrList } from '../kube/node-cr-list.js';
 import { ResourceInformer } from '../kube/resource-informer.js';
 import type { InformerCounters } from '../kube/resource-informer.js';
 import { abortOptions } from '../kube-request.js';
@@ -75,12 +76,8 @@ export class NodeReadCache {
     this.nodeCrs = new ResourceInformer({
       ...common,
       name: 'node-crs',
-      path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
-      list: async (signal) =>
-        (await custom.listClusterCustomObject(
-          { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL },
-          abortOptions(signal),
-        )) as KubernetesListObject<KubernetesObject>,
+      path: NODE_CR_PATH,
+      list: nodeCrList<KubernetesObject>(custom),
       view: (cr: KubernetesObject) => ({ nodeName: cr.metadata?.name ?? '', raw: cr as RawObject }),
     });
     this.coreNodes = new ResourceInformer({

@@ -2,15 +2,22 @@ import { takeIpv4, takeIpv4Prefixes, takeIpv6, takeIpv6Prefixes } from './addres
 import { Ipv4AddressPool, Ipv6AddressPool } from './address-pool.js';
 import { apiError } from './api-error.js';
 import { CloudState, tagsFromMap } from './cloud-state.js';
-import type { CreateEniInput, ModelOptions } from './cloud-state.js';
+import type { ModelOptions } from './cloud-state.js';
 import type { EmulatorFixture } from './fixture.js';
-import type { EniRecord, InstanceRecord, Inventory, ResourceTag, StateSnapshot } from './model-types.js';
+import type {
+  CreateEniInput,
+  EniRecord,
+  InstanceRecord,
+  Inventory,
+  ResourceTag,
+  StateSnapshot,
+} from './model-types.js';
 import { inventoryOf, snapshotOf } from './model-views.js';
 import { ipv4SlotsOf, ipv6SlotsOf, prefixTotal, requestedPrefixes } from './prefix-rules.js';
 import type { AssignPrefixInput } from './prefix-rules.js';
 import type { EmulatorLimits, TransitionDelays } from './settings.js';
 
-export type { CreateEniInput } from './cloud-state.js';
+export type { CreateEniInput } from './model-types.js';
 export type { AssignPrefixInput } from './prefix-rules.js';
 
 /** Input of the Assign calls: either a count or explicit addresses. */

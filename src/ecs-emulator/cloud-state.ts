@@ -1,10 +1,10 @@
-import { takeIpv4, takeIpv4Prefixes, takeIpv6, takeIpv6Prefixes } from './address-allocation.js';
 import { Ipv4AddressPool, Ipv6AddressPool } from './address-pool.js';
 import { apiError } from './api-error.js';
+import { claimRestoredAddresses, releaseEniAddresses, takeEniAddresses } from './eni-addresses.js';
 import type { EmulatorFixture, FixtureInstance } from './fixture.js';
 import type {
+  CreateEniInput,
   EniRecord,
-  EniTrafficMode,
   EniType,
   InstanceRecord,
   PendingTransition,
@@ -13,29 +13,6 @@ import type {
   VSwitchRecord,
 } from './model-types.js';
 import type { EmulatorLimits, TransitionDelays } from './settings.js';
-
-/** Input of `CloudModel.createEni`; counts and explicit addresses are mutually exclusive per family. */
-export interface CreateEniInput {
-  vSwitchId: string;
-  securityGroupIds: string[];
-  type?: Exclude<EniType, 'Primary'>;
-  trafficMode?: EniTrafficMode;
-  primaryIp?: string;
-  secondaryIps?: string[];
-  secondaryCount?: number;
-  ipv6s?: string[];
-  ipv6Count?: number;
-  /** IPv4 /28 prefixes: explicit ones or a count, never both (and never with secondary addresses). */
-  ipv4Prefixes?: string[];
-  ipv4PrefixCount?: number;
-  /** IPv6 /80 prefixes: explicit ones or a count, never both (and never with IPv6 addresses). */
-  ipv6Prefixes?: string[];
-  ipv6PrefixCount?: number;
-  tags?: ResourceTag[];
-  name?: string;
-  description?: string;
-  deleteOnRelease?: boolean;
-}
 
 /** What a model is built with; the rest of its state comes from a fixture or a snapshot. */
 export interface ModelOptions {
@@ -90,23 +67,7 @@ export class CloudState {
       const legacy = saved as Partial<Pick<EniRecord, 'ipv4Prefixes' | 'ipv6Prefixes'>>;
       eni.ipv4Prefixes = [...(legacy.ipv4Prefixes ?? [])];
       eni.ipv6Prefixes = [...(legacy.ipv6Prefixes ?? [])];
-      const vSwitch = this.requireVSwitch(eni.vSwitchId);
-      for (const ip of [eni.primaryIp, ...eni.secondaryIps]) {
-        if (vSwitch.ipv4.claim(ip) !== 'claimed') throw new Error(`snapshot: ${ip} of ${eni.eniId} is not free`);
-      }
-      for (const ip of eni.ipv6s) {
-        if (vSwitch.ipv6?.claim(ip) !== 'claimed') throw new Error(`snapshot: ${ip} of ${eni.eniId} is not free`);
-      }
-      for (const prefix of eni.ipv4Prefixes) {
-        if (vSwitch.ipv4.claimPrefix(prefix) !== 'claimed') {
-          throw new Error(`snapshot: prefix ${prefix} of ${eni.eniId} is not free`);
-        }
-      }
-      for (const prefix of eni.ipv6Prefixes) {
-        if (vSwitch.ipv6?.claimPrefix(prefix) !== 'claimed') {
-          throw new Error(`snapshot: prefix ${prefix} of ${eni.eniId} is not free`);
-        }
-      }
+      claimRestoredAddresses(this.requireVSwitch(eni.vSwitchId), eni);
       if (eni.pending !== null) {
         eni.pending.dueAtMs = now + eni.pending.dueAtMs;
         this.pending.add(eni);
@@ -223,12 +184,7 @@ export class CloudState {
   }
 
   private removeEni(eni: EniRecord): void {
-    const vSwitch = this.requireVSwitch(eni.vSwitchId);
-    vSwitch.ipv4.release(eni.primaryIp);
-    for (const ip of eni.secondaryIps) vSwitch.ipv4.release(ip);
-    for (const ip of eni.ipv6s) vSwitch.ipv6?.release(ip);
-    for (const prefix of eni.ipv4Prefixes) vSwitch.ipv4.releasePrefix(prefix);
-    for (const prefix of eni.ipv6Prefixes) vSwitch.ipv6?.releasePrefix(prefix);
+    releaseEniAddresses(this.requireVSwitch(eni.vSwitchId), eni);
     this.enis.delete(eni.eniId);
   }
 
@@ -274,45 +230,7 @@ export class CloudState {
 
   protected buildEni(request: { vSwitch: VSwitchRecord; type: EniType; input: CreateEniInput }): EniRecord {
     const { vSwitch, input } = request;
-    const explicitSecondaries = input.secondaryIps ?? [];
-    const explicitPrimary = input.primaryIp === undefined ? [] : [input.primaryIp];
-    const ipv4 = takeIpv4(vSwitch, {
-      explicit: [...explicitPrimary, ...explicitSecondaries],
-      count: (input.primaryIp === undefined ? 1 : 0) + (input.secondaryCount ?? 0),
-      exhaustedCode: 'InvalidVSwitchId.IpNotEnough',
-    });
-    let ipv6s: string[] = [];
-    let ipv4Prefixes: string[] = [];
-    let ipv6Prefixes: string[] = [];
-    try {
-      if ((input.ipv6s?.length ?? 0) + (input.ipv6Count ?? 0) > 0) {
-        ipv6s = takeIpv6(vSwitch, { explicit: input.ipv6s ?? [], count: input.ipv6Count ?? 0 });
-      }
-      if ((input.ipv4Prefixes?.length ?? 0) + (input.ipv4PrefixCount ?? 0) > 0) {
-        ipv4Prefixes = takeIpv4Prefixes(vSwitch, {
-          explicit: input.ipv4Prefixes ?? [],
-          count: input.ipv4PrefixCount ?? 0,
-          exhaustedCode: 'InvalidVSwitchId.IpNotEnough',
-        });
-      }
-      if ((input.ipv6Prefixes?.length ?? 0) + (input.ipv6PrefixCount ?? 0) > 0) {
-        ipv6Prefixes = takeIpv6Prefixes(vSwitch, {
-          explicit: input.ipv6Prefixes ?? [],
-          count: input.ipv6PrefixCount ?? 0,
-        });
-      }
-    } catch (error) {
-      // All or nothing: whatever this create took goes back to the vSwitch.
-      for (const ip of ipv4) vSwitch.ipv4.release(ip);
-      for (const ip of ipv6s) vSwitch.ipv6?.release(ip);
-      for (const prefix of ipv4Prefixes) vSwitch.ipv4.releasePrefix(prefix);
-      throw error;
-    }
-    // Explicit primary first, then explicit secondaries, then counted ones; without an explicit primary the
-    // first counted address (the lowest) becomes the primary.
-    const primaryIp = input.primaryIp ?? ipv4[explicitSecondaries.length];
-    if (primaryIp === undefined) throw new Error('primary IP missing');
-    const secondaryIps = ipv4.filter((ip) => ip !== primaryIp);
+    const { primaryIp, secondaryIps, ipv6s, ipv4Prefixes, ipv6Prefixes } = takeEniAddresses(vSwitch, input);
     const { eniId, macAddress } = this.newEniId();
     const eni: EniRecord = {
       eniId,

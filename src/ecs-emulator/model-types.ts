@@ -135,3 +135,26 @@ export interface StateSnapshot {
   /** ENIs in creation order; `pending.dueAtMs` is stored as the time still left. */
   networkInterfaces: EniRecord[];
 }
+
+/** Input of `CloudModel.createEni`; counts and explicit addresses are mutually exclusive per family. */
+export interface CreateEniInput {
+  vSwitchId: string;
+  securityGroupIds: string[];
+  type?: Exclude<EniType, 'Primary'>;
+  trafficMode?: EniTrafficMode;
+  primaryIp?: string;
+  secondaryIps?: string[];
+  secondaryCount?: number;
+  ipv6s?: string[];
+  ipv6Count?: number;
+  /** IPv4 /28 prefixes: explicit ones or a count, never both (and never with secondary addresses). */
+  ipv4Prefixes?: string[];
+  ipv4PrefixCount?: number;
+  /** IPv6 /80 prefixes: explicit ones or a count, never both (and never with IPv6 addresses). */
+  ipv6Prefixes?: string[];
+  ipv6PrefixCount?: number;
+  tags?: ResourceTag[];
+  name?: string;
+  description?: string;
+  deleteOnRelease?: boolean;
+}

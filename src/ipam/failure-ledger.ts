@@ -5,32 +5,23 @@ import {
   isCloudFailureType,
   WATCHED_CALL_FAILURE_TYPES,
 } from './operation-failures.js';
-import type { FailingOperation, FailingOperations } from './operation-failures.js';
+import type { FailureLedger, LedgerEntry } from './operation-failures.js';
 
-/**
- * The one record of "what fails, since when" for a node, carried across passes and runs: the pod and node Events,
- * the core Node's `ENIOperationsFailing` condition, the `state` query, the `EniflowErrorCode`/`EniflowErrorSince`
- * search attributes and the CLI all read it, so they always agree on the cause and on its since-when.
+/*
+ * The failure ledger (`FailureLedger`, operation-failures.ts): the pod and node Events, the core Node's
+ * `ENIOperationsFailing` condition, the `state` query, the `EniflowErrorCode`/`EniflowErrorSince` search attributes
+ * and the CLI all read it, so they always agree on the cause and on its since-when.
  *
  * An entry is keyed by operation and code. A new code for an operation that already fails keeps the operation's
  * since-when: a call throttled at 10:00 that answers 503 from 10:02 has been failing since 10:00.
  */
-export type FailureLedger = FailingOperations;
 
-/** One failure as a pass met it. */
-export interface LedgerFailure {
-  /** The cloud call (ECS action) or, for Kubernetes and the workflow's own steps, the step's name. */
-  operation: string;
-  /** The cloud's error code, or the failure type when there is none. */
-  code: string;
-  type: string;
-  /** Calls that failed this way in this step (activity attempts, retries included). */
-  attempts: number;
-  message: string;
+/** One failure as a pass met it: a ledger entry's own fields, before they are counted. */
+type NotedFailure = Pick<LedgerEntry, 'operation' | 'code' | 'type' | 'attempts' | 'message'> & {
   requestId?: string | undefined;
-}
+};
 
-function sortedLedger(entries: [string, FailingOperation][]): FailureLedger {
+function sortedLedger(entries: [string, LedgerEntry][]): FailureLedger {
   return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
@@ -40,7 +31,7 @@ function sortedLedger(entries: [string, FailingOperation][]): FailureLedger {
  */
 export function noteFailure(input: {
   ledger: FailureLedger;
-  failure: LedgerFailure;
+  failure: NotedFailure;
   nowMs: number;
   passStartMs?: number | undefined;
 }): FailureLedger {
@@ -50,7 +41,7 @@ export function noteFailure(input: {
   const operationSince = Object.values(ledger)
     .filter((entry) => entry.operation === failure.operation)
     .reduce((since, entry) => Math.min(since, entry.sinceMs), input.nowMs);
-  const next: FailingOperation = {
+  const next: LedgerEntry = {
     operation: failure.operation,
     code: failure.code,
     type: failure.type,
@@ -94,7 +85,7 @@ export function hasFailingCalls(ledger: FailureLedger): boolean {
 }
 
 /** The one cause a node is shown stuck on: the ledger's most important entry (see `byImportance`). */
-export function headlineFailure(ledger: FailureLedger): FailingOperation | undefined {
+export function headlineFailure(ledger: FailureLedger): LedgerEntry | undefined {
   return Object.values(ledger).sort(byImportance)[0];
 }
 

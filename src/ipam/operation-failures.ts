@@ -10,7 +10,7 @@ import type { EniOperationsReason } from './event-reasons.js';
  * (`ServiceUnavailable`), counted over consecutive passes so events and conditions can say how long and how often.
  * An entry of the node's failure ledger (failure-ledger.ts).
  */
-export interface FailingOperation {
+export interface LedgerEntry {
   /** The cloud call (ECS action name) or, for Kubernetes and the workflow's own steps, the step's name. */
   operation: string;
   /** The cloud's error code, or the failure type when the cloud gave none. */
@@ -28,8 +28,11 @@ export interface FailingOperation {
   requestId?: string;
 }
 
-/** Failing operations by {@link failureKey}, in key order. */
-export type FailingOperations = Record<string, FailingOperation>;
+/**
+ * The one record of "what fails, since when" for a node, carried across passes and runs: its entries by
+ * {@link failureKey}, in key order (see failure-ledger.ts).
+ */
+export type FailureLedger = Record<string, LedgerEntry>;
 
 /** Failure types that say the node lacks capacity (the `SufficientIP` condition's business), not that calls fail. */
 export const CAPACITY_FAILURE_TYPES: readonly string[] = ['EcsVSwitchExhausted', 'EcsQuotaExceeded'];
@@ -57,8 +60,8 @@ export function failureKey(failure: { operation: string; code: string }): string
  * Which of two causes explains more: a failing cloud call first, then a capacity answer, then Kubernetes or the
  * workflow's own steps; within a rank the most attempts, then the oldest, then the key.
  */
-export function byImportance(a: FailingOperation, b: FailingOperation): number {
-  const rank = (failure: FailingOperation): number =>
+export function byImportance(a: LedgerEntry, b: LedgerEntry): number {
+  const rank = (failure: LedgerEntry): number =>
     !isCloudFailureType(failure.type) ? 2 : CAPACITY_FAILURE_TYPES.includes(failure.type) ? 1 : 0;
   return (
     rank(a) - rank(b) || b.attempts - a.attempts || a.sinceMs - b.sinceMs || failureKey(a).localeCompare(failureKey(b))
@@ -66,14 +69,14 @@ export function byImportance(a: FailingOperation, b: FailingOperation): number {
 }
 
 /** The cloud cause that explains the most (see {@link byImportance}). */
-export function mainFailure(failing: FailingOperations): FailingOperation | undefined {
+export function mainFailure(failing: FailureLedger): LedgerEntry | undefined {
   return Object.values(failing)
     .filter((failure) => isCloudFailureType(failure.type))
     .sort(byImportance)[0];
 }
 
 /** `AttachNetworkInterface failed with ServiceUnavailable: 15 attempts since 2026-12-03T09:40:12Z`. */
-export function describeFailure(failure: FailingOperation): string {
+export function describeFailure(failure: LedgerEntry): string {
   const attempts = `${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}`;
   return `${failure.operation} failed with ${failure.code}: ${attempts} since ${formatRfc3339(failure.sinceMs)}`;
 }
@@ -83,7 +86,7 @@ export function describeFailure(failure: FailingOperation): string {
  * for), else the plan's reason. The series changes only when the cause does, so one cause is one Event whose count
  * grows.
  */
-export function pendingCause(input: { reason: PendingReason; failing: FailingOperations }): {
+export function pendingCause(input: { reason: PendingReason; failing: FailureLedger }): {
   cause: string;
   series: string;
 } {
@@ -103,7 +106,7 @@ export function pendingCause(input: { reason: PendingReason; failing: FailingOpe
  * What a waiting pod's event says: its {@link pendingCause}, and always the node's workflow, where the whole story
  * is.
  */
-export function pendingPodNotice(input: { reason: PendingReason; failing: FailingOperations; workflowId: string }): {
+export function pendingPodNotice(input: { reason: PendingReason; failing: FailureLedger; workflowId: string }): {
   message: string;
   series: string;
 } {
@@ -112,7 +115,7 @@ export function pendingPodNotice(input: { reason: PendingReason; failing: Failin
 }
 
 /** The cloud calls that fail (capacity answers are `SufficientIP`'s business), in key order. */
-function failingCalls(failing: FailingOperations): FailingOperation[] {
+function failingCalls(failing: FailureLedger): LedgerEntry[] {
   return Object.values(failing).filter(
     (failure) => isCloudFailureType(failure.type) && !CAPACITY_FAILURE_TYPES.includes(failure.type),
   );
@@ -120,7 +123,7 @@ function failingCalls(failing: FailingOperations): FailingOperation[] {
 
 /** The node-level Warning about calls that fail, one series per set of causes. */
 export function operationFailureNotice(input: {
-  failing: FailingOperations;
+  failing: FailureLedger;
   workflowId: string;
 }): { message: string; series: string } | undefined {
   const calls = failingCalls(input.failing);
@@ -173,7 +176,7 @@ const ATTEMPTS_GROWTH_FACTOR = 2;
  * {@link ATTEMPTS_GROWTH_FACTOR}-fold since it was written. Read back from the message itself (see
  * {@link describeFailure}), so it holds across restarts with nothing carried.
  */
-function conditionMisleads(message: string, calls: readonly FailingOperation[]): boolean {
+function conditionMisleads(message: string, calls: readonly LedgerEntry[]): boolean {
   const shown = [...message.matchAll(/(\S+) failed with (\S+): (\d+) attempts? since ([0-9TZ:.+-]+)/g)];
   if (shown.length !== calls.length) return true;
   return calls.some((call) => {
@@ -192,7 +195,7 @@ function conditionMisleads(message: string, calls: readonly FailingOperation[]):
  * a handful of patches in an hour's outage) or with the heartbeat, so the Node is not patched on every pass.
  */
 export function eniOperationsCondition(input: {
-  failing: FailingOperations;
+  failing: FailureLedger;
   existing: NodeConditionSnapshot | undefined;
   workflowId: string;
   nowMs: number;

@@ -1,5 +1,5 @@
 import { pendingCause, pendingPodNotice } from './operation-failures.js';
-import type { FailingOperations } from './operation-failures.js';
+import type { FailureLedger } from './operation-failures.js';
 import type { PendingReason } from './pending-reasons.js';
 
 /**
@@ -35,7 +35,7 @@ const IN_PROGRESS: readonly PendingReason[] = ['waitingForAttach', 'allocating']
  */
 export function pendingNotices(input: {
   due: readonly DuePod[];
-  failing: FailingOperations;
+  failing: FailureLedger;
   workflowId: string;
   cap?: number;
   /**

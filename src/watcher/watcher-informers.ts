@@ -1,7 +1,7 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig, KubernetesListObject, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
 
-import { NODE_CR_GROUP, NODE_CR_PLURAL, NODE_CR_VERSION } from '../ipam/index.js';
+import { NODE_CR_PATH, nodeCrList } from '../kube/node-cr-list.js';
 import { ResourceInformer } from '../kube/resource-informer.js';
 import type { ChangeOrigin } from '../kube/resource-informer.js';
 import { abortOptions } from '../kube-request.js';
@@ -62,12 +62,8 @@ export function createWatcherInformers(options: {
   const nodeCrs = new ResourceInformer<NodeCrObject & KubernetesObject, ReturnType<typeof nodeCrView>, NodeChange>({
     ...common,
     name: 'node-crs',
-    path: `/apis/${NODE_CR_GROUP}/${NODE_CR_VERSION}/${NODE_CR_PLURAL}`,
-    list: async (signal) =>
-      (await customObjects.listClusterCustomObject(
-        { group: NODE_CR_GROUP, version: NODE_CR_VERSION, plural: NODE_CR_PLURAL },
-        abortOptions(signal),
-      )) as KubernetesListObject<NodeCrObject & KubernetesObject>,
+    path: NODE_CR_PATH,
+    list: nodeCrList(customObjects),
     view: nodeCrView,
     change: nodeCrChange,
   });

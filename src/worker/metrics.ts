@@ -54,17 +54,10 @@ export interface WorkerMetrics {
   setEcsBudget(callsPerMinute: Readonly<Record<EcsOperation, number>>): void;
 }
 
-/**
- * Builds the worker's registry: ECS calls by operation and outcome, their latency, waits on the worker's own rate
- * limit, blocked vSwitches, each node's last (successful) pass, the janitor's passes, and Node's process metrics.
- * Per-node pass times are timestamps, so across workers `max by (node)` is the truth even when a node's workflow
- * moved and the old worker still remembers an earlier pass.
- */
-export function createWorkerMetrics(): WorkerMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const registers = [registry];
+type Registers = Registry[];
 
+/** ECS calls by operation and outcome, their latency, throttles, the budget and waits on the worker's own bucket. */
+function ecsCallPart(registers: Registers): Pick<WorkerMetrics, 'ecsCallObserver' | 'setEcsBudget'> {
   const ecsCalls = new Counter({
     name: 'eniflow_ecs_calls_total',
     help: 'ECS/VPC OpenAPI calls by operation, outcome (success, noop, throttled, failure) and cloud code.',
@@ -104,17 +97,25 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['operation'],
     registers,
   });
-  const ecsCallObserver: EcsCallObserver = (call) => {
-    const outcome = ecsCallOutcome(call);
-    ecsCalls.inc({ operation: call.operation, outcome, code: call.code });
-    if (outcome === 'throttled') throttles.inc({ operation: call.operation });
-    ecsDuration.observe({ operation: call.operation, outcome }, call.durationMs / 1000);
-    if (call.rateLimitWaitMs >= 1) {
-      rateLimited.inc({ operation: call.operation });
-      rateLimitWait.inc({ operation: call.operation }, call.rateLimitWaitMs / 1000);
-    }
+  return {
+    ecsCallObserver: (call) => {
+      const outcome = ecsCallOutcome(call);
+      ecsCalls.inc({ operation: call.operation, outcome, code: call.code });
+      if (outcome === 'throttled') throttles.inc({ operation: call.operation });
+      ecsDuration.observe({ operation: call.operation, outcome }, call.durationMs / 1000);
+      if (call.rateLimitWaitMs >= 1) {
+        rateLimited.inc({ operation: call.operation });
+        rateLimitWait.inc({ operation: call.operation }, call.rateLimitWaitMs / 1000);
+      }
+    },
+    setEcsBudget: (callsPerMinute) => {
+      for (const [operation, perMinute] of Object.entries(callsPerMinute)) budget.set({ operation }, perMinute);
+    },
   };
+}
 
+/** The vSwitches blocked by any watched cache, read at each scrape. */
+function vSwitchPart(registers: Registers): Pick<WorkerMetrics, 'watchVSwitches'> {
   const vSwitchSources = new Set<BlockedVSwitchSource>();
   new Gauge({
     name: 'eniflow_vswitch_blocked',
@@ -129,7 +130,17 @@ export function createWorkerMetrics(): WorkerMetrics {
       for (const vswitch of [...blocked].sort()) this.set({ vswitch }, 1);
     },
   });
+  return {
+    watchVSwitches: (source) => {
+      vSwitchSources.add(source);
+    },
+  };
+}
 
+type Sinks = InjectedSinks<EniflowMetricsSinks>['eniflowMetrics'];
+
+/** Each node's last (successful) pass as timestamps, and passes by outcome: the `nodePass` and `nodeGone` sinks. */
+function nodePassPart(registers: Registers): Pick<Sinks, 'nodePass' | 'nodeGone'> {
   const nodes = new Map<string, { lastMs: number; lastOkMs?: number }>();
   const prunedNodes = (): [string, { lastMs: number; lastOkMs?: number }][] => {
     const oldest = Date.now() - NODE_SERIES_TTL_MS;
@@ -164,7 +175,30 @@ export function createWorkerMetrics(): WorkerMetrics {
     labelNames: ['outcome'],
     registers,
   });
+  return {
+    nodePass: {
+      // Replayed too, so a worker that picks up a node's workflow knows its last passes at once; the times are
+      // workflow times and only ever move forward, and the counter skips replays.
+      callDuringReplay: true,
+      fn: (info, pass) => {
+        const node = nodes.get(pass.nodeName) ?? { lastMs: 0 };
+        node.lastMs = Math.max(node.lastMs, pass.atMs);
+        if (pass.ok) node.lastOkMs = Math.max(node.lastOkMs ?? 0, pass.atMs);
+        nodes.set(pass.nodeName, node);
+        if (!info.unsafe.isReplaying) passes.inc({ outcome: pass.ok ? 'success' : 'failure' });
+      },
+    },
+    nodeGone: {
+      callDuringReplay: true,
+      fn: (_info, gone) => {
+        nodes.delete(gone.nodeName);
+      },
+    },
+  };
+}
 
+/** The janitor's passes: the `janitorPass` sink. */
+function janitorPart(registers: Registers): Pick<Sinks, 'janitorPass'> {
   const janitorPasses = new Counter({
     name: 'eniflow_janitor_passes_total',
     help: 'Orphan-ENI janitor passes.',
@@ -199,7 +233,23 @@ export function createWorkerMetrics(): WorkerMetrics {
       'cluster: possibly its leaks, never deleted. Attached ones are in use and not counted.',
     registers,
   });
+  return {
+    janitorPass: {
+      fn: (_info, pass) => {
+        const mode = { dry_run: String(pass.dryRun) };
+        janitorPasses.inc(mode);
+        janitorOrphans.set(mode, pass.orphans);
+        janitorLastPass.set(Date.now() / 1000);
+        if (pass.deleted > 0) janitorDeleted.inc(pass.deleted);
+        if (pass.failed > 0) janitorFailures.inc(pass.failed);
+        janitorUnowned.set(pass.unowned);
+      },
+    },
+  };
+}
 
+/** Pod creation to IP and attach to InUse: the status write's observer and the `eniAttach` sink. */
+function latencyPart(registers: Registers): Pick<WorkerMetrics, 'podIpReady'> & Pick<Sinks, 'eniAttach'> {
   const podIpReady = new Histogram({
     name: 'eniflow_pod_ip_ready_seconds',
     help:
@@ -217,61 +267,50 @@ export function createWorkerMetrics(): WorkerMetrics {
     buckets: ENI_ATTACH_BUCKETS,
     registers,
   });
-
-  const sinks: InjectedSinks<EniflowMetricsSinks> = {
-    eniflowMetrics: {
-      nodePass: {
-        // Replayed too, so a worker that picks up a node's workflow knows its last passes at once; the times are
-        // workflow times and only ever move forward, and the counter skips replays.
-        callDuringReplay: true,
-        fn: (info, pass) => {
-          const node = nodes.get(pass.nodeName) ?? { lastMs: 0 };
-          node.lastMs = Math.max(node.lastMs, pass.atMs);
-          if (pass.ok) node.lastOkMs = Math.max(node.lastOkMs ?? 0, pass.atMs);
-          nodes.set(pass.nodeName, node);
-          if (!info.unsafe.isReplaying) passes.inc({ outcome: pass.ok ? 'success' : 'failure' });
-        },
-      },
-      nodeGone: {
-        callDuringReplay: true,
-        fn: (_info, gone) => {
-          nodes.delete(gone.nodeName);
-        },
-      },
-      eniAttach: {
-        // Not on replay: a worker that picks up the workflow must not count its past attaches again.
-        callDuringReplay: false,
-        fn: (_info, attach) => {
-          eniAttach.observe({ result: attach.result, eni_type: attach.eniType }, attach.seconds);
-        },
-      },
-      janitorPass: {
-        fn: (_info, pass) => {
-          const mode = { dry_run: String(pass.dryRun) };
-          janitorPasses.inc(mode);
-          janitorOrphans.set(mode, pass.orphans);
-          janitorLastPass.set(Date.now() / 1000);
-          if (pass.deleted > 0) janitorDeleted.inc(pass.deleted);
-          if (pass.failed > 0) janitorFailures.inc(pass.failed);
-          janitorUnowned.set(pass.unowned);
-        },
-      },
-    },
-  };
-
   return {
-    registry,
-    ecsCallObserver,
-    sinks,
     podIpReady: (pod) => {
       podIpReady.observe(pod.seconds);
     },
-    watchVSwitches: (source) => {
-      vSwitchSources.add(source);
+    eniAttach: {
+      // Not on replay: a worker that picks up the workflow must not count its past attaches again.
+      callDuringReplay: false,
+      fn: (_info, attach) => {
+        eniAttach.observe({ result: attach.result, eni_type: attach.eniType }, attach.seconds);
+      },
     },
-    setEcsBudget: (callsPerMinute) => {
-      for (const [operation, perMinute] of Object.entries(callsPerMinute)) budget.set({ operation }, perMinute);
+  };
+}
+
+/**
+ * Builds the worker's registry: ECS calls by operation and outcome, their latency, waits on the worker's own rate
+ * limit, blocked vSwitches, each node's last (successful) pass, the janitor's passes, and Node's process metrics.
+ * Per-node pass times are timestamps, so across workers `max by (node)` is the truth even when a node's workflow
+ * moved and the old worker still remembers an earlier pass. The parts register in this order, which is the order
+ * of the exposition.
+ */
+export function createWorkerMetrics(): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const ecs = ecsCallPart(registers);
+  const vSwitches = vSwitchPart(registers);
+  const nodePasses = nodePassPart(registers);
+  const janitor = janitorPart(registers);
+  const latencies = latencyPart(registers);
+  return {
+    registry,
+    ecsCallObserver: ecs.ecsCallObserver,
+    sinks: {
+      eniflowMetrics: {
+        nodePass: nodePasses.nodePass,
+        nodeGone: nodePasses.nodeGone,
+        eniAttach: latencies.eniAttach,
+        janitorPass: janitor.janitorPass,
+      },
     },
+    podIpReady: latencies.podIpReady,
+    watchVSwitches: vSwitches.watchVSwitches,
+    setEcsBudget: ecs.setEcsBudget,
   };
 }
 

@@ -5,7 +5,7 @@ import type {
   DegradationLevel,
   DegradationSetting,
   EniAllocation,
-  FailingOperation,
+  LedgerEntry,
   GcAction,
   PrefixAssign,
   StuckCause,
@@ -134,7 +134,7 @@ export interface NodeWorkflowState {
   /** Creates whose outcome is unknown, to be re-issued with their ClientToken by the next pass. */
   pendingCreates?: number;
   /** Cloud calls failing over consecutive passes: call, code, attempts, since when (epoch ms). */
-  failingOperations?: FailingOperation[];
+  failingOperations?: LedgerEntry[];
   /** vSwitches the worker holds as exhausted, and for how long still (ms), unless a resync lifts the block. */
   blockedVSwitches?: { vSwitchId: string; blockedForMs: number }[];
   /**
@@ -215,7 +215,7 @@ export interface NodeIpamSettings {
   maxPassesPerRun: number;
   /**
    * Continue-as-new once a run is this old, pass or no pass: no run outlives it, so a workflow code path can be
-   * retired on a schedule (src/workflows/node/patches.ts).
+   * retired on a schedule (src/workflows/node/memory/patches.ts).
    */
   maxRunAgeMs: number;
   /**

@@ -23,12 +23,12 @@ import {
 } from './messages.js';
 import type { NodeIpamSettings, NodeWorkflowState } from './messages.js';
 import { metricsSink } from './metrics-sinks.js';
-import { carriedStateProblem } from './node/carried-state.js';
-import type { CarriedState } from './node/carried-state.js';
-import { NodeReconciler } from './node/node-reconciler.js';
-import { NodeStory } from './node/node-story.js';
-import { WakeTimer } from './node/wake-timer.js';
-import { gcDeferral } from './node/node-view.js';
+import { carriedStateProblem } from './node/memory/carried-state.js';
+import type { CarriedState } from './node/memory/carried-state.js';
+import { NodeReconciler } from './node/reconciler.js';
+import { NodeStory } from './node/tell/story.js';
+import { WakeTimer } from './node/memory/wake-timer.js';
+import { gcDeferral } from './node/tell/state-view.js';
 
 /** Input of {@link nodeIpamWorkflow}; `carried` is accepted only from the workflow's own continue-as-new. */
 export interface NodeIpamWorkflowInput {
@@ -57,71 +57,21 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
     view: () => reconciler.view(story.ignoredSignals),
   });
   const view = (): NodeWorkflowState => reconciler.view(story.ignoredSignals);
-  reconciler.onCallFailed(() => {
-    story.callFailed();
-  });
-  setHandler(reconcileSignal, (reason) => {
-    reconciler.noteSignal(reason);
-  });
-  setHandler(gcSignal, () => {
-    reconciler.requestGc();
-  });
-  setHandler(degradationSignal, (setting) => {
-    reconciler.setDegradation(setting);
-  });
-  setHandler(resyncSignal, () => {
-    reconciler.requestResync();
-  });
-  setDefaultSignalHandler((signalName) => {
-    story.noteIgnoredSignal(signalName);
-  });
-  setHandler(gcUpdate, async () => {
-    const seq = reconciler.requestGc();
-    const deferred = reconciler.degradation.gcDeferral() ?? gcDeferral(view());
-    if (deferred !== undefined) return deferred;
-    await condition(() => reconciler.gc.isDone(seq));
-    return reconciler.gc.lastResult;
-  });
-  setHandler(stateQuery, view);
+  handleMessages({ reconciler, story, view });
 
   // IpamState is known before the first cloud call (Starting), not only after a first pass that may take a minute.
   story.atStart();
   const runDeadlineMs = workflowInfo().runStartTime.getTime() + reconciler.settings.maxRunAgeMs;
-  // Pacing under load: not carried, so a new run starts unpaced (its first pass at once).
-  const pacing: BatchPacing = {
-    baseMs: reconciler.settings.minReconcileIntervalMs,
-    maxMs: reconciler.settings.maxBatchWindowMs,
-  };
-  let busyStreak = 0;
-  let lastPass: { startMs: number; endMs: number } | undefined;
-
+  const pacer = new PassPacer(reconciler.settings);
   const wake = new WakeTimer();
   for (;;) {
-    const failed = reconciler.failedPasses();
-    // Only the backoff timer says why it waits: a summary is stored with the timer, on every idle wait otherwise.
-    if (!reconciler.dirty) {
-      wake.armBy(reconciler.nextPass().atMs, failed > 0 ? `backoff after ${failed} failed pass(es)` : undefined);
-      await condition(() => reconciler.dirty || wake.fired);
-    }
-    // A kept timer may fire before the pass it now waits for is due: then it is armed again, and no pass runs.
-    if (!reconciler.dirty && Date.now() < reconciler.nextPass().atMs) continue;
-    // A change soon after the last pass means a backlog: the pass waits for a batch (a timer's wake does not).
-    busyStreak = reconciler.dirty
-      ? nextBusyStreak({ pacing, streak: busyStreak, lastEndMs: lastPass?.endMs, changeMs: Date.now() })
-      : 0;
-    const delayMs = passDelayMs({
-      nowMs: Date.now(),
-      minIntervalMs: reconciler.settings.minReconcileIntervalMs,
-      pacing,
-      streak: busyStreak,
-      lastPass,
-    });
-    if (delayMs > 0) await sleep(delayMs);
+    if (!(await passDue(reconciler, wake))) continue;
+    await pacer.wait(reconciler.dirty);
     reconciler.dirty = false;
     story.passStarting();
     const passStartMs = Date.now();
     await reconciler.pass();
-    lastPass = { startMs: passStartMs, endMs: reconciler.lastPassEndMs() };
+    pacer.passed({ startMs: passStartMs, endMs: reconciler.lastPassEndMs() });
 
     // A sink: the worker's pass-time gauges, at no history cost.
     metricsSink.nodePass({
@@ -154,6 +104,84 @@ export async function nodeIpamWorkflow(input: NodeIpamWorkflowInput): Promise<No
         carried: reconciler.carry(),
       });
     }
+  }
+}
+
+/** The workflow's signals, its `gc` update and its `state` query, each handed to the reconciler or the story. */
+function handleMessages(input: { reconciler: NodeReconciler; story: NodeStory; view: () => NodeWorkflowState }): void {
+  const { reconciler, story, view } = input;
+  reconciler.onCallFailed(() => {
+    story.callFailed();
+  });
+  setHandler(reconcileSignal, (reason) => {
+    reconciler.noteSignal(reason);
+  });
+  setHandler(gcSignal, () => {
+    reconciler.requestGc();
+  });
+  setHandler(degradationSignal, (setting) => {
+    reconciler.setDegradation(setting);
+  });
+  setHandler(resyncSignal, () => {
+    reconciler.requestResync();
+  });
+  setDefaultSignalHandler((signalName) => {
+    story.noteIgnoredSignal(signalName);
+  });
+  setHandler(gcUpdate, async () => {
+    const seq = reconciler.requestGc();
+    const deferred = reconciler.degradation.gcDeferral() ?? gcDeferral(view());
+    if (deferred !== undefined) return deferred;
+    await condition(() => reconciler.gc.isDone(seq));
+    return reconciler.gc.lastResult;
+  });
+  setHandler(stateQuery, view);
+}
+
+/**
+ * Waits until a signal asks for a pass or the next one is due. Only the backoff timer says why it waits: a summary
+ * is stored with the timer, on every idle wait otherwise. False when a kept timer fired before the pass it now waits
+ * for is due: it is then armed again, and no pass runs.
+ */
+async function passDue(reconciler: NodeReconciler, wake: WakeTimer): Promise<boolean> {
+  const failed = reconciler.failedPasses();
+  if (!reconciler.dirty) {
+    wake.armBy(reconciler.nextPass().atMs, failed > 0 ? `backoff after ${failed} failed pass(es)` : undefined);
+    await condition(() => reconciler.dirty || wake.fired);
+  }
+  return reconciler.dirty || Date.now() >= reconciler.nextPass().atMs;
+}
+
+/** Pacing under load: not carried, so a new run starts unpaced (its first pass at once). */
+class PassPacer {
+  private readonly pacing: BatchPacing;
+  private readonly minIntervalMs: number;
+  private busyStreak = 0;
+  private lastPass: { startMs: number; endMs: number } | undefined;
+
+  constructor(settings: Pick<NodeIpamSettings, 'minReconcileIntervalMs' | 'maxBatchWindowMs'>) {
+    this.minIntervalMs = settings.minReconcileIntervalMs;
+    this.pacing = { baseMs: settings.minReconcileIntervalMs, maxMs: settings.maxBatchWindowMs };
+  }
+
+  /** A change soon after the last pass means a backlog: the pass waits for a batch (a timer's wake does not). */
+  async wait(changed: boolean): Promise<void> {
+    const { pacing, lastPass } = this;
+    this.busyStreak = changed
+      ? nextBusyStreak({ pacing, streak: this.busyStreak, lastEndMs: lastPass?.endMs, changeMs: Date.now() })
+      : 0;
+    const delayMs = passDelayMs({
+      nowMs: Date.now(),
+      minIntervalMs: this.minIntervalMs,
+      pacing,
+      streak: this.busyStreak,
+      lastPass,
+    });
+    if (delayMs > 0) await sleep(delayMs);
+  }
+
+  passed(pass: { startMs: number; endMs: number }): void {
+    this.lastPass = pass;
   }
 }
 

@@ -1,4 +1,4 @@
-/** A workflow that fails at a known line of this file (test/worker/workflow-stack-trace.test.ts reads the line). */
+/** A workflow that fails at a known line of this file (test/integration/worker/workflow-stack-trace.test.ts reads the line). */
 import { ApplicationFailure } from '@temporalio/workflow';
 
 export async function failsAtAKnownLine(): Promise<void> {

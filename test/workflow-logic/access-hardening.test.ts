@@ -13,8 +13,8 @@ import { ApplicationFailure } from '@temporalio/common';
 
 import type { NetworkInterfaces } from '../../src/ipam/index.js';
 import type { nodeIpamWorkflow } from '../../src/workflows/node-ipam-workflow.js';
-import { newCarriedState } from '../../src/workflows/node/carried-state.js';
-import type { CarriedState } from '../../src/workflows/node/carried-state.js';
+import { newCarriedState } from '../../src/workflows/node/memory/carried-state.js';
+import type { CarriedState } from '../../src/workflows/node/memory/carried-state.js';
 import type { continuedNodeStart } from '../support/continued-start-workflows.js';
 import { FAST_SETTINGS, openLogicEnv, runNode, waitForState } from './support/harness.js';
 import type { LogicEnv } from './support/harness.js';

@@ -7,7 +7,7 @@
  * rows the runbook should have.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -16,21 +16,10 @@ import ts from 'typescript';
 import { CONDITION_REASONS, EVENT_REASONS } from '../../../src/ipam/event-reasons.js';
 import { ENI_CONDITION_TYPES } from '../../../src/ipam/node-model.js';
 import { IPAM_STATES } from '../../../src/workflows/messages.js';
-import type { EventInput } from '../../../src/workflows/node/event-writer.js';
+import type { EventInput } from '../../../src/workflows/node/tell/event-writer.js';
+import { sourceFiles } from './source-files.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return sourceFiles(path);
-      return Promise.resolve(entry.name.endsWith('.ts') ? [path] : []);
-    }),
-  );
-  return nested.flat();
-}
 
 const CATALOGUE = join('src', 'ipam', 'event-reasons.ts');
 

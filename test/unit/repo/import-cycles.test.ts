@@ -4,23 +4,13 @@
  * relative import and export-from of src/ and fails on any cycle, naming it.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
-const SRC = resolve(import.meta.dirname, '../../../src');
+import { sourceFiles } from './source-files.js';
 
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return sourceFiles(path);
-      return Promise.resolve(entry.name.endsWith('.ts') ? [path] : []);
-    }),
-  );
-  return nested.flat();
-}
+const SRC = resolve(import.meta.dirname, '../../../src');
 
 /** Relative module specifiers of `import … from`, `export … from` and side-effect imports. */
 export function relativeImports(source: string): string[] {
@@ -84,5 +74,27 @@ describe('import cycles', () => {
       [],
       'import cycles in src/',
     );
+  });
+
+  it('the node pass imports only down its floors (memory → act → tell → pass → the gate)', async () => {
+    const NODE = join(SRC, 'workflows/node');
+    const floors = ['memory', 'act', 'tell', 'pass'];
+    // A file directly in node/ (the gate) sits above every floor.
+    const floorOf = (file: string): number => {
+      const [first, ...rest] = relative(NODE, file).split('/');
+      return rest.length === 0 ? floors.length : floors.indexOf(first ?? '');
+    };
+    const files = await sourceFiles(NODE);
+    const upward: string[] = [];
+    for (const file of files) {
+      assert.notEqual(floorOf(file), -1, `${relative(SRC, file)} is on no floor`);
+      for (const specifier of relativeImports(await readFile(file, 'utf8'))) {
+        const target = resolve(dirname(file), specifier.replace(/\.js$/, '.ts'));
+        if (relative(NODE, target).startsWith('..')) continue;
+        if (floorOf(target) > floorOf(file)) upward.push(`${relative(NODE, file)} → ${relative(NODE, target)}`);
+      }
+    }
+    assert.ok(files.length > 20, `read ${files.length} files`);
+    assert.deepEqual(upward, [], 'imports up a floor in src/workflows/node');
   });
 });

@@ -8,16 +8,16 @@ import { describe, it } from 'node:test';
 
 import { ecsApplicationFailure } from '../../../src/activities/ecs/ecs-application-failure.js';
 import { formatNodeState } from '../../../src/cli/node-commands.js';
-import { newCarriedState } from '../../../src/workflows/node/carried-state.js';
-import { buildNodeView, initialPassSummary } from '../../../src/workflows/node/node-view.js';
-import { PassRecord } from '../../../src/workflows/node/pass-record.js';
-import { describeFailedStep, stepFailure } from '../../../src/workflows/node/step-failure.js';
-import type { FailedStep } from '../../../src/workflows/node/step-failure.js';
+import { newCarriedState } from '../../../src/workflows/node/memory/carried-state.js';
+import { buildNodeView, initialPassSummary } from '../../../src/workflows/node/tell/state-view.js';
+import { PassRecord } from '../../../src/workflows/node/memory/pass-record.js';
+import { describeStepFailure, failureOf } from '../../../src/workflows/node/memory/step-failure.js';
+import type { StepFailure } from '../../../src/workflows/node/memory/step-failure.js';
 
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
 const CLOUD_SAYS = 'The request has failed due to a temporary failure of the server.';
 
-function attachFailed(): FailedStep {
+function attachFailed(): StepFailure {
   const error = ecsApplicationFailure({
     type: 'EcsTransient',
     operation: 'AttachNetworkInterface',
@@ -26,10 +26,10 @@ function attachFailed(): FailedStep {
     message: CLOUD_SAYS,
     retryable: true,
   });
-  return { operation: 'attachEni', eniId: 'eni-1', failure: stepFailure(error) };
+  return { operation: 'attachEni', eniId: 'eni-1', failure: failureOf(error) };
 }
 
-function cliLines(step: FailedStep): string[] {
+function cliLines(step: StepFailure): string[] {
   const state = newCarriedState();
   const record = new PassRecord(state);
   record.begin();
@@ -73,7 +73,7 @@ describe('one name per action', () => {
   });
 
   it('a step whose failure names no call (a timeout) goes by its action too', () => {
-    const timedOut: FailedStep = {
+    const timedOut: StepFailure = {
       operation: 'createEni',
       failure: { type: 'Unknown', message: 'activity StartToClose timeout' },
     };
@@ -86,7 +86,7 @@ describe('one name per action', () => {
 
   it("the node's Warning about a failed step says each part once", () => {
     assert.equal(
-      describeFailedStep(attachFailed()),
+      describeStepFailure(attachFailed()),
       `AttachNetworkInterface eni-1: ServiceUnavailable: ${CLOUD_SAYS} (RequestId req-7)`,
     );
   });

@@ -10,7 +10,7 @@ import {
   TimeoutType,
 } from '@temporalio/common';
 
-import { attachResultOfFailure } from '../../../src/workflows/node/attach-metric.js';
+import { attachResultOfFailure } from '../../../src/workflows/node/act/attach-metric.js';
 
 /** An activity failure as the workflow receives it, wrapping `cause`. */
 function activityFailure(cause: Error, activityType = 'waitEniStatus'): ActivityFailure {

@@ -7,16 +7,16 @@ import {
   carriedStateProblem,
   carryState,
   newCarriedState,
-} from '../../../src/workflows/node/carried-state.js';
-import type { CarriedState } from '../../../src/workflows/node/carried-state.js';
+} from '../../../src/workflows/node/memory/carried-state.js';
+import type { CarriedState } from '../../../src/workflows/node/memory/carried-state.js';
 import {
   blockedVSwitchesOf,
   buildNodeView,
   gcDeferral,
   initialPassSummary,
   stuckOnOf,
-} from '../../../src/workflows/node/node-view.js';
-import { settlePrefixMode } from '../../../src/workflows/node/prefix-pass.js';
+} from '../../../src/workflows/node/tell/state-view.js';
+import { settlePrefixMode } from '../../../src/workflows/node/pass/prefix-mode.js';
 
 const T0 = Date.UTC(2026, 11, 3, 10, 0, 0);
 

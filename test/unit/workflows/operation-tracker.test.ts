@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 
 import { ApplicationFailure } from '@temporalio/common';
 
-import { OperationTracker } from '../../../src/workflows/node/operation-tracker.js';
+import { OperationTracker } from '../../../src/workflows/node/act/operation-tracker.js';
 
 async function listenerCalls(type: string): Promise<number> {
   const tracker = new OperationTracker();

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
-import { LIVE_PATCHES, RETIRED_PATCHES } from '../../../src/workflows/node/patches.js';
+import { LIVE_PATCHES, RETIRED_PATCHES } from '../../../src/workflows/node/memory/patches.js';
 
 const WORKFLOWS = resolve(import.meta.dirname, '../../../src/workflows');
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { SeenSignals } from '../../../src/workflows/node/seen-signals.js';
+import { SeenSignals } from '../../../src/workflows/node/memory/seen-signals.js';
 
 const readSeen = { pods: '120', 'node-crs': '40' };
 const seenPod = { reason: 'pod-added', seen: { pods: '118' } };
