@@ -5,8 +5,9 @@
  * did. Running it again does nothing.
  *
  * `npm run tools -- --temporal postgres` also builds the compose file's Temporal server (temporal-server and
- * temporal-sql-tool, not needed by `npm test` yet) and makes sure PostgreSQL is installed (Debian's package, as root,
- * when missing), for `ENIFLOW_TEST_TEMPORAL=postgres` and `npm run testenv -- --temporal postgres`.
+ * temporal-sql-tool) and makes sure PostgreSQL is installed (Debian's package, as root, when missing), for
+ * `ENIFLOW_TEST_TEMPORAL=postgres`, `npm run testenv -- --temporal postgres` and `npm test`, whose pretest runs it
+ * so (its last suite, `test:temporal-postgres`, runs on that server).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -53,6 +53,20 @@ export interface TemporalPostgresServerOptions {
   readonly ecsBurst?: number;
 }
 
+/**
+ * The running server (as the test environment's) that a crash test can also kill and start again: PostgreSQL keeps
+ * running, and the server comes back on the same ports, dynamic config and database. `exited` and `details.pid` are
+ * the first server process's.
+ */
+export interface RestartableTemporalPostgres extends RunningTestServer {
+  /** The server process running now; undefined between {@link killServer} and {@link restartServer}. */
+  readonly serverPid: number | undefined;
+  /** `kill -9` of the server's process group (not PostgreSQL's); resolves once it is gone. */
+  killServer(): Promise<void>;
+  /** Starts the server again after {@link killServer}; resolves once the namespace answers. */
+  restartServer(): Promise<void>;
+}
+
 /** Throws with what to run when a tool or PostgreSQL is missing. */
 async function assertPrerequisites(): Promise<string> {
   for (const tool of [TEMPORAL_SERVER, TEMPORAL_CLI]) {
@@ -71,7 +85,7 @@ async function assertPrerequisites(): Promise<string> {
 export async function startTemporalPostgresServer(
   context: TestServerStartContext,
   options: TemporalPostgresServerOptions = {},
-): Promise<RunningTestServer> {
+): Promise<RestartableTemporalPostgres> {
   const binDir = await assertPrerequisites();
   for (let attempt = 1; ; attempt++) {
     const [postgresPort, metricsPort] = await reserveFreePorts(2);
@@ -95,14 +109,13 @@ async function launch(
     metricsPort: number;
     serverPorts: readonly number[];
   },
-): Promise<RunningTestServer> {
+): Promise<RestartableTemporalPostgres> {
   const startedAt = Date.now();
   const postgres = await startThrowawayPostgres({
     binDir: input.binDir,
     port: input.postgresPort,
     logPath: join(runDir, 'postgres.log'),
   });
-  let server: ManagedProcess | undefined;
   try {
     const jobLog = join(runDir, 'temporal-setup.log');
     await setUpSchemas({ postgresPort: postgres.port, jobLog });
@@ -115,35 +128,55 @@ async function launch(
       ),
     );
     const address = `127.0.0.1:${String(input.serverPorts[0])}`;
-    server = new ManagedProcess({
-      name: 'temporal',
-      command: TEMPORAL_SERVER.binaryPath,
-      args: ['start'],
-      cwd: runDir,
-      logPath: join(runDir, 'temporal.log'),
-      env: {
-        ...process.env,
-        ...serverEnvironment({
-          postgresPort: postgres.port,
-          dynamicConfigPath,
-          metricsPort: input.metricsPort,
-          ports: input.serverPorts,
-        }),
-      },
-    });
-    const exited = new AbortController();
-    void server.exited.then(() => {
-      exited.abort(new Error('temporal-server exited'));
-    });
-    await server.unlessExited(runServerJobs({ address, jobLog, signal: exited.signal }));
-    await server.unlessExited(waitUntilNamespaceReady({ address, signal: exited.signal, timeoutMs: READY_TIMEOUT_MS }));
+    const env = {
+      ...process.env,
+      ...serverEnvironment({
+        postgresPort: postgres.port,
+        dynamicConfigPath,
+        metricsPort: input.metricsPort,
+        ports: input.serverPorts,
+      }),
+    };
+    // A restart is the same command on the same ports, config and database: the namespace and search attributes
+    // are in the database already, so only readiness is awaited.
+    const startServer = async (prepare: boolean): Promise<ManagedProcess> => {
+      const started = new ManagedProcess({
+        name: 'temporal',
+        command: TEMPORAL_SERVER.binaryPath,
+        args: ['start'],
+        cwd: runDir,
+        logPath: join(runDir, 'temporal.log'),
+        env,
+      });
+      const exited = new AbortController();
+      void started.exited.then(() => {
+        exited.abort(new Error('temporal-server exited'));
+      });
+      try {
+        if (prepare) await started.unlessExited(runServerJobs({ address, jobLog, signal: exited.signal }));
+        await started.unlessExited(
+          waitUntilNamespaceReady({ address, signal: exited.signal, timeoutMs: READY_TIMEOUT_MS }),
+        );
+      } catch (error) {
+        await started.stop();
+        throw error;
+      }
+      return started;
+    };
+    const first = await startServer(true);
     log(
       `temporal: ${address} (temporal-server ${TEMPORAL_SERVER.version} on PostgreSQL, port ${postgres.port}), ` +
-        `pid ${server.pid}, ready in ${((Date.now() - startedAt) / 1000).toFixed(1)}s`,
+        `pid ${first.pid}, ready in ${((Date.now() - startedAt) / 1000).toFixed(1)}s`,
     );
-    return running({ server, postgres, address, metricsPort: input.metricsPort, ports: input.serverPorts });
+    return running({
+      server: first,
+      restart: () => startServer(false),
+      postgres,
+      address,
+      metricsPort: input.metricsPort,
+      ports: input.serverPorts,
+    });
   } catch (error) {
-    await server?.stop();
     await postgres.stop();
     throw error;
   }
@@ -173,12 +206,14 @@ export function serverEnvironment(input: {
 
 function running(input: {
   server: ManagedProcess;
+  restart: () => Promise<ManagedProcess>;
   postgres: ThrowawayPostgres;
   address: string;
   metricsPort: number;
   ports: readonly number[];
-}): RunningTestServer {
-  const { server, postgres } = input;
+}): RestartableTemporalPostgres {
+  const { postgres } = input;
+  let server: ManagedProcess | undefined = input.server;
   return {
     name: 'temporal',
     env: {
@@ -195,16 +230,31 @@ function running(input: {
       postgresLogPath: postgres.logPath,
       postgresDir: postgres.clusterDir,
       metricsUrl: `http://127.0.0.1:${input.metricsPort}/metrics`,
-      pid: server.pid,
+      pid: input.server.pid,
       ports: [...input.ports, input.metricsPort, postgres.port],
-      logPath: server.logPath,
+      logPath: input.server.logPath,
     },
     // The server first, so it does not see its database go away.
     stop: async () => {
-      await server.stop();
+      await server?.stop();
+      server = undefined;
       await postgres.stop();
     },
-    exited: Promise.race([server.exited.then(describeExit), postgres.exited]),
+    exited: Promise.race([input.server.exited.then(describeExit), postgres.exited]),
+    get serverPid() {
+      return server?.pid;
+    },
+    killServer: async () => {
+      const current = server;
+      if (current === undefined) return;
+      server = undefined;
+      process.kill(-current.pid, 'SIGKILL');
+      await current.exited;
+    },
+    restartServer: async () => {
+      if (server !== undefined) throw new Error('temporal-server is running');
+      server = await input.restart();
+    },
   };
 }
 

@@ -129,3 +129,49 @@ export function renderDynamicConfigYaml(settings: readonly DynamicConfigSetting[
   );
   return `${header}\n${blocks.join('\n')}\n`;
 }
+
+/**
+ * Server limits eniflow stays within without setting them: their defaults in {@link TEMPORAL_SERVER_VERSION}
+ * (go.temporal.io/server common/dynamicconfig/constants.go), listed in docs/deploy.md ("The Temporal side") so an
+ * operator who lowers one knows what depends on it.
+ */
+export const TEMPORAL_SERVER_LIMITS: readonly DynamicConfigSetting[] = [
+  {
+    key: 'frontend.namespaceRPS.visibility',
+    value: 10,
+    why: [
+      "Visibility calls per second per namespace and frontend: the watcher's IpamState gauge (2 to 11 counts a poll,",
+      'every NODE_STATE_POLL_SECONDS), the degradation broadcast, the worker wake-ups and the CLI list and count.',
+    ],
+  },
+  {
+    key: 'frontend.namespaceBurstRatio.visibility',
+    value: 1,
+    why: ['The visibility burst, as a ratio of the rate: 10 calls at once by default.'],
+  },
+  {
+    key: 'limit.historyCount.suggestContinueAsNew',
+    value: 4096,
+    why: ['A node workflow continues as new when the server suggests it (or after 500 passes, or 7 days).'],
+  },
+  {
+    key: 'limit.historySize.suggestContinueAsNew',
+    value: 4 * 1024 * 1024,
+    why: ['The same in bytes (4 MiB).'],
+  },
+  {
+    key: 'limit.historyCount.error',
+    value: 50 * 1024,
+    why: ['A run is terminated at this many events; eniflow continues as new long before.'],
+  },
+  {
+    key: 'limit.historySize.error',
+    value: 50 * 1024 * 1024,
+    why: ['The same in bytes (50 MiB).'],
+  },
+  {
+    key: 'limit.blobSize.error',
+    value: 2 * 1024 * 1024,
+    why: ["One payload's limit (2 MiB): the largest are a crowded node's carried state and its query answer."],
+  },
+];

@@ -46,8 +46,8 @@ export const TEMPORAL_CLI = {
 /**
  * The Temporal server as `temporal/docker-compose.yml` runs it (`temporalio/server`, `temporalio/admin-tools`), built
  * from the module at the compose file's release: `temporal-server` (cmd/server) and `temporal-sql-tool`
- * (cmd/tools/sql), with the module's PostgreSQL schema files (schema/postgresql/v12) copied beside them. Not part
- * of `npm test`'s tools: `npm run tools -- --temporal postgres` builds it.
+ * (cmd/tools/sql), with the module's PostgreSQL schema files (schema/postgresql/v12) copied beside them. Built by
+ * `npm run tools -- --temporal postgres`, which `npm test`'s pretest runs (plain `npm run tools` skips it).
  */
 export const TEMPORAL_SERVER = {
   name: 'temporal-server',

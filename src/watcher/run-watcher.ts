@@ -146,7 +146,7 @@ export async function runWatcher(
     },
     onStoppedLeading: () => {
       dispatcher.setActive(false);
-      nodeStates.stop();
+      void nodeStates.stop();
     },
   });
 
@@ -260,8 +260,8 @@ function watcherHandle(
     }),
     stop: (options = {}) => {
       stopping ??= (async () => {
-        nodeStates.stop();
-        await Promise.all([informers.stop(), degradation.stop()]);
+        // The count under way ends before the connection closes (the test's or the process's client).
+        await Promise.all([nodeStates.stop(), informers.stop(), degradation.stop()]);
         await parts.broadcaster.settled();
         // No signal may leave after the lease is released: the next leader starts by signalling every node.
         await dispatcher.stop();

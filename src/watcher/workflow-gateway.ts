@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { NO_DEGRADATION } from '../ipam/index.js';
 import type { DegradationSetting } from '../ipam/index.js';
 import { mapLimited } from '../shared/map-limited.js';
-import { degradationSignal, IPAM_STATES, reconcileSignal } from '../workflows/messages.js';
+import { degradationSignal, reconcileSignal } from '../workflows/messages.js';
 import type { IpamState, NodeIpamSettings } from '../workflows/messages.js';
 import type { JanitorSettings } from '../shared/janitor-settings.js';
 import type { nodeIpamWorkflow } from '../workflows/node-ipam-workflow.js';
@@ -20,6 +20,7 @@ import {
   queryLiteral,
 } from '../shared/workflow-ids.js';
 import type { NodeSignal } from './coalescer.js';
+import { countNodesByState } from './state-counts.js';
 
 /** The watcher's one way into Temporal: wake (and if needed start) a node's workflow. */
 export interface WorkflowGateway {
@@ -149,20 +150,10 @@ export class TemporalWorkflowGateway implements WorkflowGateway {
    * visibility allows only on `ExecutionStatus`) they work on every Temporal persistence.
    */
   async countNodesByState(): Promise<Record<string, number>> {
-    const total = (await this.client.workflow.count(nodeWorkflowsQuery(this.taskQueue))).count;
-    const counts: Record<string, number> = {};
-    let known = 0;
-    for (const state of IPAM_STATES) {
-      const count = (
-        await this.client.workflow.count(
-          nodeWorkflowsQuery(this.taskQueue, [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = ${queryLiteral(state)}`]),
-        )
-      ).count;
-      counts[state] = count;
-      known += count;
-    }
-    counts['Unknown'] = Math.max(0, total - known);
-    return counts;
+    return countNodesByState(async (state) => {
+      const clauses = state === undefined ? [] : [`${IPAM_STATE_SEARCH_ATTRIBUTE.name} = ${queryLiteral(state)}`];
+      return (await this.client.workflow.count(nodeWorkflowsQuery(this.taskQueue, clauses))).count;
+    });
   }
 
   async ensureJanitor(): Promise<void> {

@@ -1,8 +1,9 @@
 /**
- * eniflow survives its Temporal server going away: a dev server keeping its state in a SQLite file is
- * SIGKILLed in the middle of a pod burst and started again on the same port and file. The worker process and the
- * watcher keep running through it; every pod gets its IP, the node workflows carry on in the same runs, and the audit
- * finds nothing leaked, without a janitor pass.
+ * eniflow survives its Temporal server going away: a dev server keeping its state in a SQLite file (or, with
+ * `ENIFLOW_TEST_TEMPORAL=postgres`, the compose file's server on PostgreSQL) is SIGKILLed in the middle of a pod
+ * burst and started again on the same port and database. The worker process and the watcher keep running through
+ * it; every pod gets its IP, the node workflows carry on in the same runs, and the audit finds nothing leaked,
+ * without a janitor pass.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

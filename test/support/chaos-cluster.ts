@@ -1,9 +1,10 @@
 /**
- * A small cluster for crash tests: a Temporal dev server of the test's own (state in a SQLite file, so it can be
- * killed with SIGKILL and restarted on the same port), worker replicas as real processes (the worker's runWorker
- * with a workflow bundle built once, see bundled-worker-main.ts, so they can be killed and restarted quickly), the
- * watcher in the test process (configured by its environment, as `npm run watcher` is), the ECS emulator with one
- * ECS instance per node, and the shared test kube-apiserver holding the nodes and pods.
+ * A small cluster for crash tests: a Temporal server of the test's own (the dev server with its state in a SQLite
+ * file, or with `ENIFLOW_TEST_TEMPORAL=postgres` the compose file's server on its own PostgreSQL, so it can be killed
+ * with SIGKILL and restarted on the same port; test/support/chaos-processes.ts), worker replicas as real processes
+ * (the worker's runWorker with a workflow bundle built once, see bundled-worker-main.ts, so they can be killed and
+ * restarted quickly), the watcher in the test process (configured by its environment, as `npm run watcher` is), the
+ * ECS emulator with one ECS instance per node, and the shared test kube-apiserver holding the nodes and pods.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

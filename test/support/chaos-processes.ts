@@ -1,5 +1,5 @@
 /**
- * The processes a crash test kills and restarts: a Temporal dev server that survives its own SIGKILL, and worker
+ * The processes a crash test kills and restarts: a Temporal server that survives its own SIGKILL, and worker
  * processes supervised as Kubernetes would supervise a Deployment's replicas.
  */
 import { join } from 'node:path';
@@ -10,80 +10,114 @@ import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
 import { ManagedProcess } from '../../scripts/lib/managed-process.js';
 import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import type { TemporalDevServerPorts } from '../../scripts/lib/temporal-dev-server.js';
+import { startTemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
+import { TEST_ENV_VARS } from '../../scripts/lib/test-env-vars.js';
 import type { RunningTestServer } from '../../scripts/lib/test-server.js';
+import { parseTemporalServerKind } from '../../scripts/lib/test-servers.js';
+import type { TemporalServerKind } from '../../scripts/lib/test-servers.js';
 
 const WORKER_MAIN = fileURLToPath(new URL('./bundled-worker-main.ts', import.meta.url));
 
-/** A Temporal dev server that survives its own SIGKILL: same ports and database file on restart. */
+/**
+ * A Temporal server that survives its own SIGKILL: the dev server on the same ports and database file, or, with
+ * `ENIFLOW_TEST_TEMPORAL=postgres`, the compose file's server on the same ports and PostgreSQL database (which keeps
+ * running through the kill).
+ */
 export class RestartableTemporal {
   readonly address: string;
-  private server: RunningTestServer | undefined;
-  private readonly runDir: string;
-  private readonly ports: TemporalDevServerPorts;
-  private readonly dbFilename: string;
-  private readonly ecsBurst: number | undefined;
+  /** `dev` or `postgres`, as ENIFLOW_TEST_TEMPORAL chose. */
+  readonly kind: TemporalServerKind;
+  private readonly backend: RestartableBackend;
 
-  private constructor(input: {
-    runDir: string;
-    ports: TemporalDevServerPorts;
-    server: RunningTestServer;
-    ecsBurst: number | undefined;
-  }) {
-    this.runDir = input.runDir;
-    this.ecsBurst = input.ecsBurst;
-    this.ports = input.ports;
-    this.server = input.server;
-    this.dbFilename = join(input.runDir, 'temporal.db');
-    this.address = `127.0.0.1:${input.ports.grpc}`;
+  private constructor(backend: RestartableBackend, kind: TemporalServerKind) {
+    this.backend = backend;
+    this.kind = kind;
+    this.address = backend.address;
   }
 
-  /** `ecsBurst`: the ECS queues' burst, as its workers' `ENIFLOW_ECS_BURST` says (default: the dev server's). */
+  /** `ecsBurst`: the ECS queues' burst, as its workers' `ENIFLOW_ECS_BURST` says (default: the server's). */
   static async start(runDir: string, options: { ecsBurst?: number } = {}): Promise<RestartableTemporal> {
-    const [grpc = 0, ui = 0, http = 0, metrics = 0] = await reserveFreePorts(4);
-    const ports = { grpc, ui, http, metrics };
-    const server = await RestartableTemporal.launch(runDir, ports, options.ecsBurst);
-    return new RestartableTemporal({ runDir, ports, server, ecsBurst: options.ecsBurst });
-  }
-
-  private static launch(
-    runDir: string,
-    ports: TemporalDevServerPorts,
-    ecsBurst: number | undefined,
-  ): Promise<RunningTestServer> {
-    return startTemporalDevServer(
-      { runDir, log: () => undefined },
-      {
-        dbFilename: join(runDir, 'temporal.db'),
-        ports,
-        logName: 'temporal.log',
-        ...(ecsBurst === undefined ? {} : { ecsBurst }),
-      },
-    );
+    const kind = parseTemporalServerKind(process.env[TEST_ENV_VARS.temporalKind]);
+    const backend = kind === 'postgres' ? await postgresBackend(runDir, options) : await devBackend(runDir, options);
+    return new RestartableTemporal(backend, kind);
   }
 
   /** `kill -9` of the server's process group; resolves once it is gone. */
-  async kill(): Promise<void> {
-    const server = this.server;
-    if (server === undefined) return;
-    this.server = undefined;
-    process.kill(-server.details.pid, 'SIGKILL');
-    await server.exited;
+  kill(): Promise<void> {
+    return this.backend.kill();
   }
 
-  /** Starts it again on the same ports and database file; resolves once it is ready. */
-  async restart(): Promise<void> {
-    if (this.server !== undefined) throw new Error('the Temporal server is running');
-    this.server = await RestartableTemporal.launch(this.runDir, this.ports, this.ecsBurst);
+  /** Starts it again on the same ports and database; resolves once it is ready. */
+  restart(): Promise<void> {
+    return this.backend.restart();
   }
 
-  async stop(): Promise<void> {
-    await this.server?.stop();
-    this.server = undefined;
+  stop(): Promise<void> {
+    return this.backend.stop();
   }
 
+  /** Where the server keeps its state: the dev server's SQLite file, or PostgreSQL's cluster directory. */
   get databaseFile(): string {
-    return this.dbFilename;
+    return this.backend.database;
   }
+}
+
+interface RestartableBackend {
+  readonly address: string;
+  readonly database: string;
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function devBackend(runDir: string, options: { ecsBurst?: number }): Promise<RestartableBackend> {
+  const [grpc = 0, ui = 0, http = 0, metrics = 0] = await reserveFreePorts(4);
+  const ports: TemporalDevServerPorts = { grpc, ui, http, metrics };
+  const database = join(runDir, 'temporal.db');
+  const launch = (): Promise<RunningTestServer> =>
+    startTemporalDevServer(
+      { runDir, log: () => undefined },
+      {
+        dbFilename: database,
+        ports,
+        logName: 'temporal.log',
+        ...(options.ecsBurst === undefined ? {} : { ecsBurst: options.ecsBurst }),
+      },
+    );
+  let server: RunningTestServer | undefined = await launch();
+  return {
+    address: `127.0.0.1:${ports.grpc}`,
+    database,
+    async kill() {
+      const current = server;
+      if (current === undefined) return;
+      server = undefined;
+      process.kill(-current.details.pid, 'SIGKILL');
+      await current.exited;
+    },
+    async restart() {
+      if (server !== undefined) throw new Error('the Temporal server is running');
+      server = await launch();
+    },
+    async stop() {
+      await server?.stop();
+      server = undefined;
+    },
+  };
+}
+
+async function postgresBackend(runDir: string, options: { ecsBurst?: number }): Promise<RestartableBackend> {
+  const server = await startTemporalPostgresServer(
+    { runDir, log: () => undefined },
+    options.ecsBurst === undefined ? {} : { ecsBurst: options.ecsBurst },
+  );
+  return {
+    address: String(server.details['address']),
+    database: String(server.details['postgresDir']),
+    kill: () => server.killServer(),
+    restart: () => server.restartServer(),
+    stop: () => server.stop(),
+  };
 }
 
 /**

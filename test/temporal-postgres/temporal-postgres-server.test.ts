@@ -1,8 +1,8 @@
 /**
  * The compose file's Temporal server on PostgreSQL, started by the test environment (scripts/lib/
  * temporal-postgres-server.ts): the release of the compose file, its state in PostgreSQL, the namespace and search
- * attributes as the compose jobs register them, a test's ECS burst in its dynamic config, and nothing left after a
- * stop. Needs `npm run tools -- --temporal postgres`; run by `npm run test:temporal-postgres`.
+ * attributes as the compose jobs register them, a test's ECS burst in its dynamic config, a restart after a kill -9
+ * on the same database, and nothing left after a stop. Needs `npm run tools -- --temporal postgres`; run by `npm run test:temporal-postgres`.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,17 +13,17 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
 import { findPostgresBinDir } from '../../scripts/lib/postgres.js';
 import { startTemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
+import type { RestartableTemporalPostgres } from '../../scripts/lib/temporal-postgres-server.js';
 import {
   TEMPORAL_NAMESPACE,
   TEMPORAL_SEARCH_ATTRIBUTES,
   TEMPORAL_SERVER_VERSION,
 } from '../../scripts/lib/temporal-settings.js';
-import type { RunningTestServer } from '../../scripts/lib/test-server.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -37,7 +37,7 @@ const INDEXED_VALUE_TYPES: Record<string, proto.temporal.api.enums.v1.IndexedVal
 
 describe('the Temporal server on PostgreSQL', () => {
   let runDir: string;
-  let server: RunningTestServer;
+  let server: RestartableTemporalPostgres;
   let connection: Connection;
   let address: string;
 
@@ -89,6 +89,23 @@ describe('the Temporal server on PostgreSQL', () => {
     const config = await readFile(join(runDir, 'dynamicconfig.yaml'), 'utf8');
     assert.match(config, /^matching\.minTaskThrottlingBurstSize:\n {2}- value: 10\n/m);
     assert.match(config, /^frontend\.enableServerVersionCheck:\n {2}- value: false\n/m);
+  });
+
+  it('comes back after a kill -9 on the same address and database, PostgreSQL untouched', async () => {
+    const workflowId = `restart-probe-${Date.now()}`;
+    const client = new Client({ connection, namespace: TEMPORAL_NAMESPACE });
+    // No worker polls this queue: the workflow stays running, its start kept only by the database.
+    await client.workflow.start('restartProbe', { taskQueue: 'restart-probe', workflowId });
+    const firstPid = server.serverPid;
+    await server.killServer();
+    assert.equal(server.serverPid, undefined);
+    assert.throws(() => process.kill(firstPid ?? 0, 0), /ESRCH/, 'the server is gone');
+    process.kill(Number(server.details['postgresPid']), 0);
+    await server.restartServer();
+    assert.notEqual(server.serverPid, firstPid);
+    const description = await client.workflow.getHandle(workflowId).describe();
+    assert.equal(description.status.name, 'RUNNING');
+    await client.workflow.getHandle(workflowId).terminate('test over');
   });
 
   it('leaves no process and no database behind when stopped', async () => {

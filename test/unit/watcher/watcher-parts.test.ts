@@ -1,12 +1,17 @@
-/** The parts runWatcher is built from that hold their own state: the degradation broadcast and the state poll. */
+/**
+ * The parts runWatcher is built from that hold their own state: the degradation broadcast and the state poll (and
+ * the counts it makes).
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { DegradationSetting } from '../../../src/ipam/degradation.js';
 import { createLogger } from '../../../src/logger.js';
+import { IPAM_STATES } from '../../../src/workflows/messages.js';
 import { DegradationBroadcast } from '../../../src/watcher/degradation-broadcast.js';
 import type { DegradationCounters } from '../../../src/watcher/degradation-watch.js';
 import { NodeStatePoll } from '../../../src/watcher/node-state-poll.js';
+import { countNodesByState } from '../../../src/watcher/state-counts.js';
 import type { BroadcastResult, WorkflowGateway } from '../../../src/watcher/workflow-gateway.js';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -129,7 +134,7 @@ describe('NodeStatePoll', () => {
     setLeader(false);
     assert.equal(poll.current(), undefined);
     setLeader(true);
-    poll.stop();
+    await poll.stop();
     assert.equal(poll.current(), undefined);
   });
 
@@ -140,11 +145,103 @@ describe('NodeStatePoll', () => {
     poll.start();
     await settle();
     assert.deepEqual(poll.current(), { Ready: 1 });
-    poll.stop();
+    await poll.stop();
     const none = new NodeStatePoll({ gateway: {}, isLeader: () => true, logger, intervalMs: 3_600_000 });
     none.start();
     await settle();
     assert.equal(none.current(), undefined);
-    none.stop();
+    await none.stop();
+  });
+
+  /** A poll whose counts answer only when the test says. */
+  function heldPoll() {
+    const pending: ((counts: Record<string, number>) => void)[] = [];
+    const poll = new NodeStatePoll({
+      gateway: {
+        countNodesByState: () =>
+          new Promise((resolve) => {
+            pending.push(resolve);
+          }),
+      },
+      isLeader: () => true,
+      logger,
+      intervalMs: 3_600_000,
+    });
+    return { poll, pending };
+  }
+
+  it('stop waits for the count under way, and that count reports nothing', async () => {
+    // A throttled count the client retries must end before the watcher closes the client's connection.
+    const { poll, pending } = heldPoll();
+    poll.start();
+    await settle();
+    assert.equal(pending.length, 1);
+    let stopped = false;
+    const stopping = poll.stop().then(() => {
+      stopped = true;
+    });
+    await settle();
+    assert.equal(stopped, false, 'stop() resolved while the count was still under way');
+    pending[0]?.({ Ready: 3 });
+    await stopping;
+    assert.equal(poll.current(), undefined);
+  });
+
+  it('polls one at a time: a new term counts after the last term's count, and only its own count reports', async () => {
+    const { poll, pending } = heldPoll();
+    poll.start();
+    await settle();
+    poll.start();
+    await settle();
+    assert.equal(pending.length, 1, 'the second term waits for the first count');
+    pending[0]?.({ Ready: 1 });
+    await settle();
+    assert.equal(pending.length, 2);
+    assert.equal(poll.current(), undefined, "the first term's count is not reported in the second");
+    pending[1]?.({ Ready: 2 });
+    await settle();
+    assert.deepEqual(poll.current(), { Ready: 2 });
+    await poll.stop();
+  });
+});
+
+describe('countNodesByState', () => {
+  /** Counts from a fixed table, recording which states were asked. */
+  function counter(byState: Partial<Record<string, number>>, total: number) {
+    const asked: (string | undefined)[] = [];
+    return {
+      asked,
+      count: (state?: string) => {
+        asked.push(state);
+        return Promise.resolve(state === undefined ? total : (byState[state] ?? 0));
+      },
+    };
+  }
+
+  it('stops counting once the states counted account for the total', async () => {
+    const { asked, count } = counter({ Ready: 40 }, 40);
+    const counts = await countNodesByState(count);
+    assert.deepEqual(asked, [undefined, 'Ready']);
+    assert.equal(counts['Ready'], 40);
+    assert.equal(counts['Unknown'], 0);
+    assert.deepEqual(Object.keys(counts), [...IPAM_STATES, 'Unknown']);
+    assert.ok(IPAM_STATES.every((state) => state === 'Ready' || counts[state] === 0));
+  });
+
+  it('counts every state when some workflows have none yet, the rest as Unknown', async () => {
+    const { asked, count } = counter({ Ready: 5, Error: 2, Starting: 1 }, 10);
+    const counts = await countNodesByState(count);
+    assert.equal(asked.length, 1 + IPAM_STATES.length);
+    assert.deepEqual(
+      { Ready: counts['Ready'], Error: counts['Error'], Starting: counts['Starting'], Unknown: counts['Unknown'] },
+      { Ready: 5, Error: 2, Starting: 1, Unknown: 2 },
+    );
+  });
+
+  it('asks only the total when there is no node workflow', async () => {
+    const { asked, count } = counter({}, 0);
+    const counts = await countNodesByState(count);
+    assert.deepEqual(asked, [undefined]);
+    assert.ok(Object.values(counts).every((value) => value === 0));
   });
 });
