@@ -63,7 +63,7 @@ describe('test layout', () => {
     assert.deepEqual(wrong, []);
   });
 
-  it("a suite re-runs only existing files of other suites, each once, by path (no glob)", () => {
+  it('a suite re-runs only existing files of other suites, each once, by path (no glob)', () => {
     const runBy = ownersByFile();
     const wrong: string[] = [];
     for (const suite of SUITES) {
@@ -73,7 +73,8 @@ describe('test layout', () => {
         if (/[*?[{]/.test(file)) wrong.push(`${suite}: ${file} is a glob`);
         else if (!existsSync(resolve(ROOT, file))) wrong.push(`${suite}: ${file} does not exist`);
         else if (!file.endsWith('.test.ts')) wrong.push(`${suite}: ${file} is not a test file`);
-        else if (owners.includes(suite) || owners.length !== 1) wrong.push(`${suite}: ${file} is run by ${owners.join(", ") || "no suite"}`);
+        else if (owners.includes(suite) || owners.length !== 1)
+          wrong.push(`${suite}: ${file} is run by ${owners.join(', ') || 'no suite'}`);
         else if (reRuns.indexOf(file) !== index) wrong.push(`${suite}: ${file} is named twice`);
       }
     }

@@ -187,7 +187,7 @@ describe('NodeStatePoll', () => {
     assert.equal(poll.current(), undefined);
   });
 
-  it('polls one at a time: a new term counts after the last term's count, and only its own count reports', async () => {
+  it("polls one at a time: a new term counts after the last term's count, and only its own count reports", async () => {
     const { poll, pending } = heldPoll();
     poll.start();
     await settle();
