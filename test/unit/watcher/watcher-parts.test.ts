@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { TestContext } from 'node:test';
 
 import type { DegradationSetting } from '../../../src/ipam/degradation.js';
 import { createLogger } from '../../../src/logger.js';
@@ -153,8 +154,8 @@ describe('NodeStatePoll', () => {
     await none.stop();
   });
 
-  /** A poll whose counts answer only when the test says. */
-  function heldPoll() {
+  /** A poll whose counts answer only when the test says; stopped after the test, its counts answered. */
+  function heldPoll(t: TestContext) {
     const pending: ((counts: Record<string, number>) => void)[] = [];
     const poll = new NodeStatePoll({
       gateway: {
@@ -167,17 +168,22 @@ describe('NodeStatePoll', () => {
       logger,
       intervalMs: 3_600_000,
     });
+    t.after(async () => {
+      const stopping = Promise.resolve(poll.stop());
+      for (const answer of pending) answer({});
+      await stopping;
+    });
     return { poll, pending };
   }
 
-  it('stop waits for the count under way, and that count reports nothing', async () => {
+  it('stop waits for the count under way, and that count reports nothing', async (t) => {
     // A throttled count the client retries must end before the watcher closes the client's connection.
-    const { poll, pending } = heldPoll();
+    const { poll, pending } = heldPoll(t);
+    let stopped = false;
     poll.start();
     await settle();
     assert.equal(pending.length, 1);
-    let stopped = false;
-    const stopping = poll.stop().then(() => {
+    const stopping = Promise.resolve(poll.stop()).then(() => {
       stopped = true;
     });
     await settle();
@@ -187,8 +193,8 @@ describe('NodeStatePoll', () => {
     assert.equal(poll.current(), undefined);
   });
 
-  it("polls one at a time: a new term counts after the last term's count, and only its own count reports", async () => {
-    const { poll, pending } = heldPoll();
+  it("polls one at a time: a new term counts after the last term's count, and only its own count reports", async (t) => {
+    const { poll, pending } = heldPoll(t);
     poll.start();
     await settle();
     poll.start();
@@ -201,7 +207,6 @@ describe('NodeStatePoll', () => {
     pending[1]?.({ Ready: 2 });
     await settle();
     assert.deepEqual(poll.current(), { Ready: 2 });
-    await poll.stop();
   });
 });
 
