@@ -71,7 +71,7 @@ async function assertPrerequisites(): Promise<string> {
 export async function startTemporalPostgresServer(
   context: TestServerStartContext,
   options: TemporalPostgresServerOptions = {},
-): Promise<RunningTestServer> {
+): Promise<TemporalPostgresServer> {
   const binDir = await assertPrerequisites();
   for (let attempt = 1; ; attempt++) {
     const [postgresPort, metricsPort] = await reserveFreePorts(2);
@@ -95,7 +95,7 @@ async function launch(
     metricsPort: number;
     serverPorts: readonly number[];
   },
-): Promise<RunningTestServer> {
+): Promise<TemporalPostgresServer> {
   const startedAt = Date.now();
   const postgres = await startThrowawayPostgres({
     binDir: input.binDir,
@@ -115,22 +115,17 @@ async function launch(
       ),
     );
     const address = `127.0.0.1:${String(input.serverPorts[0])}`;
-    server = new ManagedProcess({
-      name: 'temporal',
-      command: TEMPORAL_SERVER.binaryPath,
-      args: ['start'],
-      cwd: runDir,
-      logPath: join(runDir, 'temporal.log'),
-      env: {
-        ...process.env,
-        ...serverEnvironment({
-          postgresPort: postgres.port,
-          dynamicConfigPath,
-          metricsPort: input.metricsPort,
-          ports: input.serverPorts,
-        }),
-      },
-    });
+    const serverInput = {
+      runDir,
+      address,
+      env: serverEnvironment({
+        postgresPort: postgres.port,
+        dynamicConfigPath,
+        metricsPort: input.metricsPort,
+        ports: input.serverPorts,
+      }),
+    };
+    server = startServerProcess(serverInput);
     const exited = new AbortController();
     void server.exited.then(() => {
       exited.abort(new Error('temporal-server exited'));
@@ -141,7 +136,7 @@ async function launch(
       `temporal: ${address} (temporal-server ${TEMPORAL_SERVER.version} on PostgreSQL, port ${postgres.port}), ` +
         `pid ${server.pid}, ready in ${((Date.now() - startedAt) / 1000).toFixed(1)}s`,
     );
-    return running({ server, postgres, address, metricsPort: input.metricsPort, ports: input.serverPorts });
+    return running({ server, serverInput, postgres, metricsPort: input.metricsPort, ports: input.serverPorts });
   } catch (error) {
     await server?.stop();
     await postgres.stop();
@@ -171,23 +166,60 @@ export function serverEnvironment(input: {
   };
 }
 
+interface ServerProcessInput {
+  runDir: string;
+  address: string;
+  env: Record<string, string>;
+}
+
+function startServerProcess(input: ServerProcessInput): ManagedProcess {
+  return new ManagedProcess({
+    name: 'temporal',
+    command: TEMPORAL_SERVER.binaryPath,
+    args: ['start'],
+    cwd: input.runDir,
+    logPath: join(input.runDir, 'temporal.log'),
+    env: { ...process.env, ...input.env },
+  });
+}
+
+/**
+ * The test server with the hooks of a crash test: the server's process can be SIGKILLed and started again on the
+ * same ports and database, and PostgreSQL crashed and started again on its data directory and port
+ * (`postgres.crash()`, `postgres.start()`).
+ */
+export interface TemporalPostgresServer extends RunningTestServer {
+  readonly address: string;
+  readonly postgres: ThrowawayPostgres;
+  /** Whether temporal-server runs now. */
+  readonly serverRunning: boolean;
+  /** `kill -9` of the server's process group; resolves once it is gone. */
+  killServer(): Promise<void>;
+  /** Starts the server again (same ports, config and database); resolves once its namespace answers. */
+  startServer(): Promise<void>;
+}
+
 function running(input: {
   server: ManagedProcess;
+  serverInput: ServerProcessInput;
   postgres: ThrowawayPostgres;
-  address: string;
   metricsPort: number;
   ports: readonly number[];
-}): RunningTestServer {
-  const { server, postgres } = input;
+}): TemporalPostgresServer {
+  const { postgres, serverInput } = input;
+  const { address } = serverInput;
+  let server = input.server;
   return {
     name: 'temporal',
+    address,
+    postgres,
     env: {
-      [TEST_ENV_VARS.temporalAddress]: input.address,
+      [TEST_ENV_VARS.temporalAddress]: address,
       [TEST_ENV_VARS.temporalNamespace]: TEMPORAL_NAMESPACE,
       [TEST_ENV_VARS.temporalKind]: 'postgres',
     },
     details: {
-      address: input.address,
+      address,
       namespace: TEMPORAL_NAMESPACE,
       serverVersion: TEMPORAL_SERVER.version,
       postgresPort: postgres.port,
@@ -198,6 +230,25 @@ function running(input: {
       pid: server.pid,
       ports: [...input.ports, input.metricsPort, postgres.port],
       logPath: server.logPath,
+    },
+    get serverRunning() {
+      return !server.hasExited;
+    },
+    killServer: async () => {
+      if (server.hasExited) return;
+      process.kill(-server.pid, 'SIGKILL');
+      await server.exited;
+    },
+    startServer: async () => {
+      if (!server.hasExited) throw new Error('temporal-server is running');
+      server = startServerProcess(serverInput);
+      const exited = new AbortController();
+      void server.exited.then(() => {
+        exited.abort(new Error('temporal-server exited'));
+      });
+      await server.unlessExited(
+        waitUntilNamespaceReady({ address, signal: exited.signal, timeoutMs: READY_TIMEOUT_MS }),
+      );
     },
     // The server first, so it does not see its database go away.
     stop: async () => {
