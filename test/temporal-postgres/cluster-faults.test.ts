@@ -22,8 +22,12 @@ const NODE_COUNT = 3;
 const PODS_PER_NODE = 12;
 /** How long each fault lasts before the restart: long enough for every client to see its calls fail. */
 const DOWN_MS = 5_000;
-/** The ECS calls that serve a burst: the first of them after the pods are created marks the burst as under way. */
-const SERVING_ACTIONS = ['CreateNetworkInterface', 'AssignPrivateIpAddresses'];
+/**
+ * Each burst outgrows the ENIs its nodes have (one after the first burst's warm-up, two after the second's), so each
+ * needs a create: the fault comes with the first one, while the pods waiting for its addresses are unserved (the
+ * emulator takes 1–2 s to answer it, then the attach takes 1.5–2 s).
+ */
+const SERVING_ACTION = 'CreateNetworkInterface';
 
 let cluster: ChaosCluster;
 let temporal: RestartableTemporalPostgres | undefined;
@@ -74,6 +78,7 @@ async function burstWithFault(label: string, fault: () => Promise<void>): Promis
     const runsBefore = await runIds();
     const admin = cluster.emulator.emulator.admin;
     const sinceSeq = (await admin.calls({ limit: 1 })).at(-1)?.seq ?? 0;
+    const podsBefore = pods.length;
     const creating = (async () => {
       for (const [index, node] of cluster.nodes.entries()) {
         for (let i = 0; i < PODS_PER_NODE; i++) {
@@ -86,19 +91,22 @@ async function burstWithFault(label: string, fault: () => Promise<void>): Promis
     // Awaited below; marked handled so a failed creation during the poll fails the test there, not the process.
     creating.catch(() => undefined);
     await pollUntil(
-      async () =>
-        (await admin.calls({ sinceSeq })).some((call) => SERVING_ACTIONS.includes(call.action)) ? true : undefined,
+      async () => ((await admin.calls({ sinceSeq, action: SERVING_ACTION })).length > 0 ? true : undefined),
       { description: `the first ECS call serving the ${label} burst`, timeoutMs: 60_000, intervalMs: 100 },
     );
+    const withIp = (await cluster.states()).reduce((sum, state) => sum + (state?.pods.withIp ?? 0), 0);
+    const servedAtFault = withIp - podsBefore;
     const faultAt = Date.now();
     await fault();
     await creating;
 
     const audit = await cluster.settle(180_000);
     process.stderr.write(
-      `cluster-faults: ${label}: settled ${((Date.now() - faultAt) / 1000).toFixed(1)} s after the fault; ` +
+      `cluster-faults: ${label}: ${servedAtFault} of ${pods.length - podsBefore} pods served at the fault, settled ` +
+        `${((Date.now() - faultAt) / 1000).toFixed(1)} s after it; ` +
         `${formatAudit(audit)}\n`,
     );
+    assert.ok(servedAtFault < NODE_COUNT * PODS_PER_NODE, 'the fault came in the middle of the burst');
     assert.equal(audit.livePods, pods.length, 'every pod created is live and audited');
     assertCleanAudit(audit);
     assert.deepEqual(await runIds(), runsBefore, 'the node workflows went on in the runs the database kept');
