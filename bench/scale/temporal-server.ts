@@ -95,25 +95,27 @@ export async function readDatabaseCounters(access: DatabaseAccess): Promise<Data
     deleted: deleted ?? Number.NaN,
     walBytes: walBytes ?? Number.NaN,
     rowsByTable,
-    cpuSeconds: processGroupCpuSeconds(access.postmasterPid),
+    cpuSeconds: postgresCpuSeconds(access.postmasterPid),
   };
 }
 
 /**
- * CPU seconds of a process group: its live processes' own, plus the leader's reaped children's (PostgreSQL's exited
- * backends), from /proc.
+ * CPU seconds of PostgreSQL: the postmaster's and its live children's own, plus its reaped children's (exited
+ * backends), from /proc. Each child leads a session of its own (setsid), so they are found by their parent.
  */
-function processGroupCpuSeconds(groupId: number): number {
+function postgresCpuSeconds(postmasterPid: number): number {
   let ticks = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the command name: state is [0], the process group [2], utime [11], stime [12], cutime [13], cstime [14].
+      // Fields after the command name: the parent pid is [1], utime [11], stime [12], cutime [13], cstime [14].
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== groupId) continue;
-      ticks += Number(fields[11]) + Number(fields[12]);
-      if (Number(entry) === groupId) ticks += Number(fields[13]) + Number(fields[14]);
+      if (Number(entry) === postmasterPid) {
+        ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      } else if (Number(fields[1]) === postmasterPid) {
+        ticks += Number(fields[11]) + Number(fields[12]);
+      }
     } catch {
       // The process exited while /proc was read.
     }

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const SUITES = ['unit', 'emulator', 'replay', 'workflow-logic', 'integration', 'chaos'];
+const SUITES = ['unit', 'emulator', 'replay', 'workflow-logic', 'integration', 'chaos', 'temporal-postgres'];
 
 const scripts = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
   .scripts;
