@@ -10,7 +10,7 @@
  *        [--attach-ms 2000] [--pool 2-5] [--node-settings JSON]
  *        [--timeout-seconds 900] [--preset smoke|cold|idle|cold40|burst200] [--json | --json-file report.json]
  *        [--keep-logs] [--timeline] [--workers N] [--dist] [--node-options OPTS] [--deployed-node-options]
- *        [--one-process] [--period-scale N] [--restart-during-burst] [--all-in-one-restart]
+ *        [--one-process] [--period-scale N] [--restart-during-burst] [--all-in-one-restart] [--temporal dev|postgres]
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -27,6 +27,7 @@ import type { ScaleReport } from './scale/report.js';
 import { Cleanup, log, startStack } from './scale/stack.js';
 import { nodeWorkflowRuns } from './scale/temporal-cost.js';
 import { workflowEvents } from './scale/history-events.js';
+import { measureSignalRate, temporalServerFigures } from './scale/temporal-server.js';
 import { JANITOR_WORKFLOW_ID, nodeWorkflowId } from '../src/shared/workflow-ids.js';
 
 async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
@@ -43,6 +44,8 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   // After the audit's settling: every task of the restart has completed and is in the SDK's histograms.
   const sdkTasksAtEnd = await stack.sdkTasks();
   const allInOne = options.allInOneRestart ? await restartAllInOne(stack) : undefined;
+  // After every measured window: the burst of signals costs the server CPU and its database writes.
+  const signals = await measureSignalRate(stack.client);
   // Read last: fetching every history costs Temporal CPU, which no measured window should include.
   const runs = await nodeWorkflowRuns(
     stack.client,
@@ -52,7 +55,7 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
   const runsReadMs = performance.now();
   stack.keepLogs = options.keepLogs;
   if (stack.keepLogs) log(`logs kept in ${stack.servers.runDir}`);
-  return assembleReport({
+  const report = assembleReport({
     options,
     loadAverageAtStart,
     nodesWarmMs,
@@ -73,6 +76,25 @@ async function run(options: Options, cleanup: Cleanup): Promise<ScaleReport> {
     audit,
     ...(allInOne === undefined ? {} : { allInOne }),
   });
+  const serverCpu = (snapshot: { processes: Record<string, { cpuSeconds: number } | undefined> }): number =>
+    snapshot.processes['temporal server']?.cpuSeconds ?? Number.NaN;
+  report.temporalServer = temporalServerFigures({
+    kind: options.temporal === 'postgres' ? 'temporal-server on PostgreSQL' : 'dev server',
+    podsServed: report.burst.served,
+    nodes: options.nodes,
+    idleMs: afterIdle.atMs - burstResult.after.atMs,
+    periodScale: options.periodScale,
+    serverCpu: {
+      burst: { before: serverCpu(burstResult.before), after: serverCpu(burstResult.after) },
+      idle: { before: serverCpu(burstResult.after), after: serverCpu(afterIdle) },
+    },
+    database: {
+      burst: { before: burstResult.before.database, after: burstResult.after.database },
+      idle: { before: burstResult.after.database, after: afterIdle.database },
+    },
+    signals,
+  });
+  return report;
 }
 
 async function main(): Promise<void> {

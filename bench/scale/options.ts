@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_JANITOR_SETTINGS } from '../../src/shared/janitor-settings.js';
 import { DEFAULT_NODE_SETTINGS } from '../../src/workflows/messages.js';
 
+import { parseTemporalServerKind } from '../../scripts/lib/test-servers.js';
+import type { TemporalServerKind } from '../../scripts/lib/test-servers.js';
 import type { PoolSize } from './cluster.js';
 
 export interface Options {
@@ -56,6 +58,8 @@ export interface Options {
    * done, and measure its replacement: a new leader signals every node, so every workflow replays.
    */
   allInOneRestart: boolean;
+  /** The Temporal server the bench starts: the CLI's dev server or the compose file's on PostgreSQL (`--temporal`). */
+  temporal: TemporalServerKind;
 }
 
 export const PRESETS: Readonly<Record<string, Partial<Options>>> = {
@@ -136,6 +140,7 @@ export function parseOptions(argv: string[]): Options {
       'all-in-one-restart': { type: 'boolean', default: false },
       'deployed-node-options': { type: 'boolean', default: false },
       'one-process': { type: 'boolean', default: false },
+      temporal: { type: 'string' },
     },
     strict: true,
   });
@@ -173,6 +178,7 @@ export function parseOptions(argv: string[]): Options {
     allInOneRestart: values['all-in-one-restart'],
     deployedNodeOptions: values['deployed-node-options'] || preset.deployedNodeOptions === true,
     oneProcess,
+    temporal: parseTemporalServerKind(values.temporal),
   };
 }
 

@@ -6,7 +6,10 @@ import type { TemporalCost } from './temporal-cost.js';
 import type { TaskTimes } from './task-times.js';
 import type { AuditResult } from './phases.js';
 import type { TargetFigures } from './targets.js';
+import { table } from './markdown-table.js';
 import { targetRows } from './targets-report.js';
+import { temporalServerTable } from './temporal-server.js';
+import type { TemporalServerFigures } from './temporal-server.js';
 
 export interface LatencySummary {
   count: number;
@@ -104,6 +107,8 @@ export interface ScaleReport {
     janitorPerIdleDay: TemporalCost;
   };
   processes: ProcessFigures[];
+  /** The Temporal server's own cost and its database's writes (issue 31), and the signals per second it accepts. */
+  temporalServer?: TemporalServerFigures;
   workers: {
     replicas: number;
     /** Every worker process the run started: the replicas, their rolling-update replacements, the restarted one. */
@@ -181,17 +186,6 @@ export function summarizeLatencies(values: readonly number[]): LatencySummary {
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 const fixed = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
-  return [
-    line(header),
-    `|${widths.map((width, column) => (column === 0 ? `-${'-'.repeat(width)}-` : `-${'-'.repeat(width)}:`)).join('|')}|`,
-    ...rows.map(line),
-  ];
-}
 
 function countsLine(counts: Counts, digits: number): string {
   const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
@@ -384,6 +378,7 @@ export function formatReport(report: ScaleReport, options: { timeline: boolean }
   ];
   lines.push('', ...table(['figure (issue 29 targets)', 'value'], targetRows(report.targets)));
   lines.push('', ...temporalTable(report.temporal), '', ...workersTable(report.workers));
+  if (report.temporalServer !== undefined) lines.push('', ...temporalServerTable(report.temporalServer));
   lines.push('', ...taskTimesTable(report.workflowTasks));
   lines.push('', ...report.audit.lines.map((line) => `- ${line}`));
   if (report.notes.length > 0) lines.push('', ...report.notes.map((note) => `- ${note}`));

@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
 import type { ManagedProcess } from '../../scripts/lib/managed-process.js';
 import { TEST_ENV_VARS } from '../../scripts/lib/test-env-vars.js';
-import { describeError, startTestServers } from '../../scripts/lib/test-servers.js';
+import { describeError, startTestServers, testServerDefinitions } from '../../scripts/lib/test-servers.js';
 import type { TestServers } from '../../scripts/lib/test-servers.js';
 import { startEcsEmulator } from '../../src/ecs-emulator/index.js';
 import type { EcsEmulator } from '../../src/ecs-emulator/index.js';
@@ -17,6 +17,8 @@ import { BenchKube, ServedTracker, scaleFixture } from './cluster.js';
 import { scaledPeriods } from './options.js';
 import type { Options } from './options.js';
 import { WorkerSet } from './workers.js';
+import { databaseAccess, readDatabaseCounters } from './temporal-server.js';
+import type { DatabaseAccess, DatabaseCounters } from './temporal-server.js';
 import { deployedNodeOptions, roleArgs, startRole } from './roles.js';
 import type { BenchRole } from './roles.js';
 import { scrapeSdkTaskHistograms } from './task-latency.js';
@@ -76,6 +78,8 @@ export interface Snapshot {
   podIpReady?: ScrapedHistogram;
   /** Each running worker process's workflow task histograms (its SDK exporter), by its name. */
   sdkTasks: Record<string, SdkTaskHistograms>;
+  /** The Temporal server's database counters (`--temporal postgres`). */
+  database?: DatabaseCounters;
 }
 
 /** CPU seconds of each process under test at one instant, with its pid (a replaced process is another one). */
@@ -85,6 +89,8 @@ export type CpuSample = Record<string, { pid: number; cpuSeconds: number } | und
 export interface Stack {
   readonly options: Options;
   readonly servers: TestServers;
+  /** The Temporal server's PostgreSQL (`--temporal postgres`). */
+  readonly database: DatabaseAccess | undefined;
   readonly emulator: EcsEmulator;
   readonly ecsCalls: EcsCallCounter;
   readonly kube: BenchKube;
@@ -109,7 +115,8 @@ export interface Stack {
 }
 
 export async function startStack(options: Options, cleanup: Cleanup): Promise<Stack> {
-  const servers: TestServers = await startTestServers({ log });
+  const servers: TestServers = await startTestServers({ log, definitions: testServerDefinitions(options.temporal) });
+  const database = databaseAccess(servers);
   // Assigned below; the cleanup step only runs after startStack returned or failed.
   const state = { keepLogs: true };
   cleanup.add('test servers', () => servers.stop({ keepLogs: state.keepLogs }));
@@ -269,6 +276,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
           : await prometheusCounter(signalsUrl, 'eniflow_watcher_signals_sent_total'),
       ...(live.length === 0 ? {} : { podIpReady: sumHistograms(histograms) }),
       sdkTasks,
+      ...(database === undefined ? {} : { database: await readDatabaseCounters(database) }),
     };
   };
   const sampleCpu = (): CpuSample => {
@@ -292,6 +300,7 @@ export async function startStack(options: Options, cleanup: Cleanup): Promise<St
   return {
     options,
     servers,
+    database,
     emulator,
     ecsCalls,
     kube,

@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
-import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -115,11 +115,20 @@ export function postgresAccount(passwd = '/etc/passwd'): UnixAccount | undefined
 /** A running throw-away cluster. */
 export interface ThrowawayPostgres {
   readonly port: number;
+  /** The postmaster's pid (another one after {@link start}). */
   readonly pid: number;
   readonly logPath: string;
   /** The temporary directory of the cluster (data directory, password file), removed by stop(). */
   readonly clusterDir: string;
+  /** Settles when the postmaster running now exits. */
   readonly exited: Promise<string>;
+  /**
+   * `pg_ctl stop -m immediate`: the postmaster and its backends quit at once, without a checkpoint, as in a crash;
+   * the next start recovers from the WAL. Resolves once every process of the cluster is gone.
+   */
+  crash(): Promise<void>;
+  /** Starts the server again on the same data directory and port; resolves once it accepts connections. */
+  start(): Promise<void>;
   /** Stops the server and removes the cluster. */
   stop(): Promise<void>;
 }
@@ -150,8 +159,7 @@ export async function startThrowawayPostgres(input: {
       ...['-D', dataDir, '-U', POSTGRES_ROLE.user, `--pwfile=${passwordFile}`, '--auth=scram-sha-256'],
       ...['-E', 'UTF8', '--locale=C', '--no-sync'],
     ];
-    const [command, ...args] = [...(account === undefined ? [] : [...runAsWrapper(account), '--']), ...initdb];
-    await execFileAsync(command ?? '', args, { cwd: clusterRoot });
+    await runAsAccount(account, initdb, clusterRoot);
     return await launch({ ...input, account, clusterRoot, dataDir });
   } catch (error) {
     await rm(clusterRoot, { recursive: true, force: true });
@@ -159,14 +167,61 @@ export async function startThrowawayPostgres(input: {
   }
 }
 
-async function launch(input: {
+interface ClusterFiles {
   binDir: string;
   port: number;
   logPath: string;
   account: UnixAccount | undefined;
   clusterRoot: string;
   dataDir: string;
-}): Promise<ThrowawayPostgres> {
+}
+
+async function launch(input: ClusterFiles): Promise<ThrowawayPostgres> {
+  let server = await startPostmaster(input);
+  return {
+    port: input.port,
+    get pid() {
+      return server.pid;
+    },
+    logPath: input.logPath,
+    clusterDir: input.clusterRoot,
+    get exited() {
+      return server.exited.then((exit) => `postgres ${describeExit(exit)}`);
+    },
+    crash: async () => {
+      if (server.hasExited) return;
+      await runAsAccount(
+        input.account,
+        [join(input.binDir, 'pg_ctl'), ...['stop', '-D', input.dataDir, '-m', 'immediate', '-w']],
+        input.clusterRoot,
+      );
+      // stop() after the exit only sweeps the process group: a backend the postmaster left would hold the port.
+      await server.stop();
+    },
+    start: async () => {
+      if (!server.hasExited) throw new Error('PostgreSQL is running');
+      server = await startPostmaster(input);
+    },
+    stop: async () => {
+      await server.stop();
+      await rm(input.clusterRoot, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs a PostgreSQL tool as the cluster's account (root may not run them). */
+async function runAsAccount(account: UnixAccount | undefined, argv: readonly string[], cwd: string): Promise<void> {
+  const [command, ...args] = [...(account === undefined ? [] : [...runAsWrapper(account), '--']), ...argv];
+  await execFileAsync(command ?? '', args, { cwd });
+}
+
+/** postgres on the cluster's data directory and port; resolves once this start of it accepts connections. */
+async function startPostmaster(input: ClusterFiles): Promise<ManagedProcess> {
+  // The log is appended to across restarts: only what this start writes counts.
+  const logOffset = await stat(input.logPath).then(
+    (stats) => stats.size,
+    () => 0,
+  );
   const server = new ManagedProcess({
     name: 'postgres',
     command: join(input.binDir, 'postgres'),
@@ -188,7 +243,7 @@ async function launch(input: {
     await server.unlessExited(
       pollUntil(
         async () =>
-          (await readFile(input.logPath, 'utf8')).includes('database system is ready to accept connections')
+          (await readFile(input.logPath)).subarray(logOffset).includes('database system is ready to accept connections')
             ? true
             : undefined,
         { description: `PostgreSQL on port ${input.port}`, timeoutMs: READY_TIMEOUT_MS, signal: exited.signal },
@@ -198,15 +253,5 @@ async function launch(input: {
     await server.stop();
     throw error;
   }
-  return {
-    port: input.port,
-    pid: server.pid,
-    logPath: input.logPath,
-    clusterDir: input.clusterRoot,
-    exited: server.exited.then((exit) => `postgres ${describeExit(exit)}`),
-    stop: async () => {
-      await server.stop();
-      await rm(input.clusterRoot, { recursive: true, force: true });
-    },
-  };
+  return server;
 }

@@ -58,7 +58,12 @@ export interface TemporalPostgresServerOptions {
  * running, and the server comes back on the same ports, dynamic config and database. `exited` and `details.pid` are
  * the first server process's.
  */
-export interface RestartableTemporalPostgres extends RunningTestServer {
+export interface TemporalPostgresServer extends RunningTestServer {
+  readonly address: string;
+  /** The database, which a crash test can also crash (`pg_ctl stop -m immediate`) and start again. */
+  readonly postgres: ThrowawayPostgres;
+  /** Whether temporal-server runs now (it may also exit on its own while its database is down). */
+  readonly serverRunning: boolean;
   /** The server process running now; undefined between {@link killServer} and {@link restartServer}. */
   readonly serverPid: number | undefined;
   /** `kill -9` of the server's process group (not PostgreSQL's); resolves once it is gone. */
@@ -85,7 +90,7 @@ async function assertPrerequisites(): Promise<string> {
 export async function startTemporalPostgresServer(
   context: TestServerStartContext,
   options: TemporalPostgresServerOptions = {},
-): Promise<RestartableTemporalPostgres> {
+): Promise<TemporalPostgresServer> {
   const binDir = await assertPrerequisites();
   for (let attempt = 1; ; attempt++) {
     const [postgresPort, metricsPort] = await reserveFreePorts(2);
@@ -109,7 +114,7 @@ async function launch(
     metricsPort: number;
     serverPorts: readonly number[];
   },
-): Promise<RestartableTemporalPostgres> {
+): Promise<TemporalPostgresServer> {
   const startedAt = Date.now();
   const postgres = await startThrowawayPostgres({
     binDir: input.binDir,
@@ -211,11 +216,13 @@ function running(input: {
   address: string;
   metricsPort: number;
   ports: readonly number[];
-}): RestartableTemporalPostgres {
+}): TemporalPostgresServer {
   const { postgres } = input;
   let server: ManagedProcess | undefined = input.server;
   return {
     name: 'temporal',
+    address: input.address,
+    postgres,
     env: {
       [TEST_ENV_VARS.temporalAddress]: input.address,
       [TEST_ENV_VARS.temporalNamespace]: TEMPORAL_NAMESPACE,
@@ -243,6 +250,9 @@ function running(input: {
     exited: Promise.race([input.server.exited.then(describeExit), postgres.exited]),
     get serverPid() {
       return server?.pid;
+    },
+    get serverRunning() {
+      return server !== undefined && !server.hasExited;
     },
     killServer: async () => {
       const current = server;

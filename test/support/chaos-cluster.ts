@@ -74,11 +74,21 @@ export interface ChaosClusterOptions {
   workerReplicas?: number;
   /** More environment for the worker processes (e.g. `ENIFLOW_ECS_RATE_LIMIT`). */
   workerEnv?: Record<string, string>;
+  /** Starts the cluster's Temporal server (default: {@link RestartableTemporal}, the dev server). */
+  startTemporal?: (runDir: string, options: { ecsBurst?: number }) => Promise<ChaosTemporal>;
+}
+
+/** What a crash test does to the cluster's Temporal server: `kill -9` it and start it again on the same state. */
+export interface ChaosTemporal {
+  readonly address: string;
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 /** The running cluster; `close()` stops everything it started and removes its objects. */
 export interface ChaosCluster {
-  readonly temporal: RestartableTemporal;
+  readonly temporal: ChaosTemporal;
   readonly client: Client;
   readonly emulator: EmulatorHarness;
   /** The first replica (the only one unless `workerReplicas` is set). */
@@ -164,7 +174,7 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<C
   const kube = kubeTestClients();
   // The server's ECS burst follows the workers' ENIFLOW_ECS_BURST, as an operator configures them together.
   const ecsBurst = options.workerEnv?.['ENIFLOW_ECS_BURST'];
-  const temporal = await RestartableTemporal.start(
+  const temporal = await (options.startTemporal ?? RestartableTemporal.start)(
     runDir,
     ecsBurst === undefined ? {} : { ecsBurst: Number(ecsBurst) },
   );

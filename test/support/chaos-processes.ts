@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { reserveFreePorts } from '../../scripts/lib/free-ports.js';
 import { ManagedProcess } from '../../scripts/lib/managed-process.js';
 import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
+import type { TemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
 import type { TemporalDevServerPorts } from '../../scripts/lib/temporal-dev-server.js';
 import { startTemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
 import { TEST_ENV_VARS } from '../../scripts/lib/test-env-vars.js';
@@ -118,6 +119,59 @@ async function postgresBackend(runDir: string, options: { ecsBurst?: number }): 
     restart: () => server.restartServer(),
     stop: () => server.stop(),
   };
+}
+
+/**
+ * The compose file's server on PostgreSQL (scripts/lib/temporal-postgres-server.ts) with the same kill and restart as
+ * {@link RestartableTemporal} (same ports, same database), and its database's own crash and restart.
+ */
+export class RestartableTemporalPostgres {
+  readonly address: string;
+  private readonly server: TemporalPostgresServer;
+
+  private constructor(server: TemporalPostgresServer) {
+    this.server = server;
+    this.address = server.address;
+  }
+
+  static async start(runDir: string, options: { ecsBurst?: number } = {}): Promise<RestartableTemporalPostgres> {
+    return new RestartableTemporalPostgres(
+      await startTemporalPostgresServer({ runDir, log: () => undefined }, options),
+    );
+  }
+
+  /** `kill -9` of temporal-server's process group; resolves once it is gone. */
+  kill(): Promise<void> {
+    return this.server.killServer();
+  }
+
+  /** Starts temporal-server again on the same ports and database; resolves once its namespace answers. */
+  restart(): Promise<void> {
+    return this.server.restartServer();
+  }
+
+  /** `pg_ctl stop -m immediate` of the database; the server keeps running and sees its connections fail. */
+  crashDatabase(): Promise<void> {
+    return this.server.postgres.crash();
+  }
+
+  /** Starts PostgreSQL again on the same data directory and port; resolves once it accepts connections. */
+  restartDatabase(): Promise<void> {
+    return this.server.postgres.start();
+  }
+
+  /** Whether temporal-server runs (it may exit on its own while its database is down). */
+  get serverRunning(): boolean {
+    return this.server.serverRunning;
+  }
+
+  get serverLogPath(): string {
+    return this.server.details.logPath;
+  }
+
+  async stop(): Promise<void> {
+    await this.server.stop();
+  }
 }
 
 /**

@@ -18,7 +18,7 @@ import proto from '@temporalio/proto';
 
 import { findPostgresBinDir } from '../../scripts/lib/postgres.js';
 import { startTemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
-import type { RestartableTemporalPostgres } from '../../scripts/lib/temporal-postgres-server.js';
+import type { TemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
 import {
   TEMPORAL_NAMESPACE,
   TEMPORAL_SEARCH_ATTRIBUTES,
@@ -37,7 +37,7 @@ const INDEXED_VALUE_TYPES: Record<string, proto.temporal.api.enums.v1.IndexedVal
 
 describe('the Temporal server on PostgreSQL', () => {
   let runDir: string;
-  let server: RestartableTemporalPostgres;
+  let server: TemporalPostgresServer;
   let connection: Connection;
   let address: string;
 

@@ -22,6 +22,16 @@ describe('issue 29 presets', () => {
     assert.equal(parseOptions(['--preset', 'burst200', '--nodes', '3']).nodes, 3);
   });
 
+  it('runs every preset on the Temporal server --temporal names: the dev server unless postgres is asked for', () => {
+    assert.equal(parseOptions(['--preset', 'burst200']).temporal, 'dev');
+    const onPostgres = parseOptions(['--preset', 'burst200', '--temporal', 'postgres']);
+    assert.deepEqual(
+      [onPostgres.temporal, onPostgres.nodes, onPostgres.pods, onPostgres.oneProcess],
+      ['postgres', 200, 25, true],
+    );
+    assert.throws(() => parseOptions(['--temporal', 'cassandra']), /unknown Temporal server "cassandra"/);
+  });
+
   it('one process is one replica', () => {
     assert.throws(() => parseOptions(['--one-process', '--workers', '2']), /needs --workers 1/);
   });
