@@ -58,11 +58,23 @@ after(async () => {
   if (failed) process.stderr.write(`cluster-faults: logs kept in ${cluster.runDir}\n`);
 });
 
-/** The node workflows' run ids now. */
+/**
+ * The node workflows' run ids now. The watcher starts a node's workflow when it sees the node, which may be after
+ * the worker is ready: wait until every node has one (a clean-clone CI run asked too early and got
+ * WorkflowNotFoundError).
+ */
 function runIds(): Promise<string[]> {
+  const runIdOf = async (name: string): Promise<string | undefined> => {
+    try {
+      return (await cluster.client.workflow.getHandle(nodeWorkflowId(name)).describe()).runId;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'WorkflowNotFoundError') return undefined;
+      throw error;
+    }
+  };
   return Promise.all(
-    cluster.nodes.map(
-      async (node) => (await cluster.client.workflow.getHandle(nodeWorkflowId(node.name)).describe()).runId,
+    cluster.nodes.map((node) =>
+      pollUntil(() => runIdOf(node.name), { timeoutMs: 60_000, description: `the workflow of node ${node.name}` }),
     ),
   );
 }
