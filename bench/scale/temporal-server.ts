@@ -25,6 +25,7 @@ import { table } from './markdown-table.js';
 
 const execFileAsync = promisify(execFile);
 const CLOCK_TICKS_PER_SECOND = 100;
+const MIB = 1024 * 1024;
 
 /** The database's counters at one instant. */
 export interface DatabaseCounters {
@@ -32,6 +33,8 @@ export interface DatabaseCounters {
   updated: number;
   deleted: number;
   walBytes: number;
+  /** Both databases' size on disk (`pg_database_size`): tables, indexes and dead rows not yet vacuumed. */
+  databaseBytes: number;
   /** Rows inserted + updated + deleted by table (`visibility.` before the visibility database's tables). */
   rowsByTable: Counts;
   /** CPU seconds of PostgreSQL's processes: the live ones and the backends that have exited. */
@@ -74,7 +77,8 @@ export async function readDatabaseCounters(access: DatabaseAccess): Promise<Data
   const [totals] = await query(
     access,
     TEMPORAL_SQL_DATABASES[0].database,
-    `SELECT sum(tup_inserted), sum(tup_updated), sum(tup_deleted), (SELECT wal_bytes FROM pg_stat_wal)
+    `SELECT sum(tup_inserted), sum(tup_updated), sum(tup_deleted), (SELECT wal_bytes FROM pg_stat_wal),
+            sum(pg_database_size(datname))
        FROM pg_stat_database WHERE datname IN (${names})`,
   );
   const rowsByTable: Counts = {};
@@ -88,12 +92,13 @@ export async function readDatabaseCounters(access: DatabaseAccess): Promise<Data
       addCounts(rowsByTable, `${prefix}${table ?? '?'}`, Number(rows));
     }
   }
-  const [inserted, updated, deleted, walBytes] = (totals ?? []).map(Number);
+  const [inserted, updated, deleted, walBytes, databaseBytes] = (totals ?? []).map(Number);
   return {
     inserted: inserted ?? Number.NaN,
     updated: updated ?? Number.NaN,
     deleted: deleted ?? Number.NaN,
     walBytes: walBytes ?? Number.NaN,
+    databaseBytes: databaseBytes ?? Number.NaN,
     rowsByTable,
     cpuSeconds: postgresCpuSeconds(access.postmasterPid),
   };
@@ -194,6 +199,10 @@ export interface TemporalServerFigures {
     rowsUpdated: PerPodAndNodeDay;
     rowsDeleted: PerPodAndNodeDay;
     walBytes: PerPodAndNodeDay;
+    /** Growth of the databases on disk: what a cluster's storage is sized by, with {@link sizeAtEndBytes}. */
+    databaseBytes: PerPodAndNodeDay;
+    /** Both databases' size at the idle window's end, schema included, and per node. */
+    sizeAtEndBytes: { total: number; perNode: number };
     /** The tables most written to (rows inserted + updated + deleted), per pod served and per idle node-day. */
     rowsByTablePerPod: Counts;
     rowsByTablePerIdleNodeDay: Counts;
@@ -229,6 +238,7 @@ export function temporalServerFigures(input: {
       : databaseFigures(
           { burst: { before: burst.before, after: burst.after }, idle: { before: idle.before, after: idle.after } },
           figure,
+          input.nodes,
         );
   return {
     kind: input.kind,
@@ -241,6 +251,7 @@ export function temporalServerFigures(input: {
 function databaseFigures(
   windows: { burst: Window<DatabaseCounters>; idle: Window<DatabaseCounters> },
   figure: (burst: number, idle: number) => PerPodAndNodeDay,
+  nodes: number,
 ): NonNullable<TemporalServerFigures['database']> {
   const of = (read: (counters: DatabaseCounters) => number): PerPodAndNodeDay =>
     figure(
@@ -262,6 +273,11 @@ function databaseFigures(
     rowsUpdated: of((counters) => counters.updated),
     rowsDeleted: of((counters) => counters.deleted),
     walBytes: of((counters) => counters.walBytes),
+    databaseBytes: of((counters) => counters.databaseBytes),
+    sizeAtEndBytes: {
+      total: windows.idle.after.databaseBytes,
+      perNode: windows.idle.after.databaseBytes / nodes,
+    },
     rowsByTablePerPod: top(windows.burst, unit.perPod),
     rowsByTablePerIdleNodeDay: top(windows.idle, unit.perIdleNodeDay),
   };
@@ -294,6 +310,14 @@ export function temporalServerTable(figures: TemporalServerFigures): string[] {
             { perPod: database.walBytes.perPod / 1024, perIdleNodeDay: database.walBytes.perIdleNodeDay / 1024 },
             1,
           ),
+          row(
+            'database KiB grown on disk',
+            {
+              perPod: database.databaseBytes.perPod / 1024,
+              perIdleNodeDay: database.databaseBytes.perIdleNodeDay / 1024,
+            },
+            1,
+          ),
         ]),
   ];
   return [
@@ -304,6 +328,8 @@ export function temporalServerTable(figures: TemporalServerFigures): string[] {
           '',
           `- rows by table per pod served: ${counts(database.rowsByTablePerPod, 1)}`,
           `- rows by table per idle node-day: ${counts(database.rowsByTablePerIdleNodeDay, 0)}`,
+          `- databases on disk at the end: ${fixed(database.sizeAtEndBytes.total / MIB, 1)} MiB, ` +
+            `${fixed(database.sizeAtEndBytes.perNode / MIB, 2)} MiB per node (the empty schemas included)`,
         ]),
     `- signals accepted: ${fixed(signals.perSecond, 0)}/s (${signals.signals} signals in ${fixed(signals.seconds, 1)} s, ${signals.failed} failed, ` +
       `${signals.concurrency} callers, ${signals.workflows} workflows no worker runs)`,

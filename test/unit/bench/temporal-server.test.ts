@@ -13,6 +13,7 @@ function counters(scale: number, rowsByTable: Record<string, number>): DatabaseC
     updated: 10 * scale,
     deleted: scale,
     walBytes: 1024 * scale,
+    databaseBytes: 8 * 1024 * 1024 + 2048 * scale,
     rowsByTable,
     cpuSeconds: scale,
   };
@@ -40,10 +41,18 @@ describe('the Temporal server figures of bench:scale', () => {
     assert.deepEqual(figures.cpuSeconds, { perPod: 0.2, perIdleNodeDay: 12 });
     assert.deepEqual(figures.database?.rowsInserted, { perPod: 10, perIdleNodeDay: 1_200 });
     assert.deepEqual(figures.database?.walBytes, { perPod: 102.4, perIdleNodeDay: 12_288 });
+    assert.deepEqual(figures.database?.databaseBytes, { perPod: 204.8, perIdleNodeDay: 24_576 });
+    assert.deepEqual(figures.database?.sizeAtEndBytes, {
+      total: 8 * 1024 * 1024 + 12_288,
+      perNode: 4 * 1024 * 1024 + 6_144,
+    });
     assert.deepEqual(figures.database?.rowsByTablePerPod, { history_node: 6, executions: 0.8 });
     // Only tables written in the window, most written first.
     assert.deepEqual(figures.database?.rowsByTablePerIdleNodeDay, { task_queues: 84, executions: 12 });
-    assert.match(temporalServerTable(figures).join('\n'), /rows inserted +\| +10\.0 \| +1200\.0 \|/);
+    const printed = temporalServerTable(figures).join('\n');
+    assert.match(printed, /rows inserted +\| +10\.0 \| +1200\.0 \|/);
+    assert.match(printed, /database KiB grown on disk +\| +0\.2 \| +24\.0 \|/);
+    assert.match(printed, /databases on disk at the end: 8\.0 MiB, 4\.01 MiB per node/);
   });
 
   it('has no database figures on the dev server, whose SQLite is inside its own process', () => {
