@@ -1,8 +1,8 @@
 /**
  * The compose file's Temporal server on PostgreSQL, started by the test environment (scripts/lib/
  * temporal-postgres-server.ts): the release of the compose file, its state in PostgreSQL, the namespace and search
- * attributes as the compose jobs register them, a test's ECS burst in its dynamic config, a restart after a kill -9
- * on the same database, and nothing left after a stop. Needs `npm run tools -- --temporal postgres`; run by `npm run test:temporal-postgres`.
+ * attributes as the compose jobs register them, a test's ECS burst in its dynamic config, the database counters
+ * bench:scale reads, a restart after a kill -9 on the same database, and nothing left after a stop. Needs `npm run tools -- --temporal postgres`; run by `npm run test:temporal-postgres`.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -16,6 +16,8 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
+import { readDatabaseCounters } from '../../bench/scale/temporal-server.js';
+import type { DatabaseAccess, DatabaseCounters } from '../../bench/scale/temporal-server.js';
 import { findPostgresBinDir } from '../../scripts/lib/postgres.js';
 import { startTemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
 import type { TemporalPostgresServer } from '../../scripts/lib/temporal-postgres-server.js';
@@ -89,6 +91,43 @@ describe('the Temporal server on PostgreSQL', () => {
     const config = await readFile(join(runDir, 'dynamicconfig.yaml'), 'utf8');
     assert.match(config, /^matching\.minTaskThrottlingBurstSize:\n {2}- value: 10\n/m);
     assert.match(config, /^frontend\.enableServerVersionCheck:\n {2}- value: false\n/m);
+  });
+
+  it("gives bench:scale its database's counters, rows, WAL, size and CPU, which a workflow start moves", async () => {
+    const binDir = findPostgresBinDir();
+    assert.ok(binDir !== undefined);
+    const access: DatabaseAccess = {
+      port: Number(server.details['postgresPort']),
+      postmasterPid: Number(server.details['postgresPid']),
+      psql: existsSync(join(binDir, 'psql')) ? join(binDir, 'psql') : 'psql',
+    };
+    const before = await readDatabaseCounters(access);
+    for (const name of ['inserted', 'updated', 'deleted', 'walBytes', 'databaseBytes', 'cpuSeconds'] as const) {
+      assert.ok(Number.isFinite(before[name]) && before[name] >= 0, `${name}: ${before[name]}`);
+    }
+    // Both databases with their schemas: several MiB before any workflow.
+    assert.ok(before.databaseBytes > 4 * 1024 * 1024, `size ${before.databaseBytes}`);
+    assert.ok(before.cpuSeconds > 0, 'the postmaster and its backends have run');
+    const client = new Client({ connection, namespace: TEMPORAL_NAMESPACE });
+    const handle = await client.workflow.start('countersProbe', {
+      taskQueue: 'counters-probe',
+      workflowId: `counters-probe-${Date.now()}`,
+    });
+    // A backend publishes its counters when it goes idle, within ten seconds.
+    let after: DatabaseCounters = before;
+    for (let waited = 0; waited < 30_000 && after.rowsByTable['executions'] === before.rowsByTable['executions'];) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      waited += 500;
+      after = await readDatabaseCounters(access);
+    }
+    assert.ok((after.rowsByTable['executions'] ?? 0) > (before.rowsByTable['executions'] ?? 0), 'execution row');
+    assert.ok(after.inserted > before.inserted, 'rows inserted');
+    assert.ok(after.walBytes > before.walBytes, 'WAL written');
+    assert.ok(
+      Object.keys(after.rowsByTable).some((table) => table.startsWith('visibility.')),
+      `the visibility database's tables are read too: ${Object.keys(after.rowsByTable).join(', ')}`,
+    );
+    await handle.terminate('test over');
   });
 
   it('comes back after a kill -9 on the same address and database, PostgreSQL untouched', async () => {
