@@ -10,6 +10,7 @@ import {
 import type { DegradationGates, DegradationLevel, DegradationSetting, PassWants } from '../../../ipam/index.js';
 import type { GcResult, NodeWorkflowState } from '../../messages.js';
 import type { CarriedState } from './carried-state.js';
+import type { RunningPass } from './running-pass.js';
 
 /** What taking a setting changed: nothing (older or the same level), or the level, with the gates it opened. */
 export type DegradationChange =
@@ -25,13 +26,10 @@ export type { PassWants } from '../../../ipam/index.js';
 export class NodeDegradation {
   private readonly state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>;
 
-  /** The levels the running pass took gates at, held by the pass (undefined between passes). */
-  private readonly pass: { readonly levels: DegradationLevel[] | undefined };
+  /** The running pass, which records the levels it took gates at (started and ended by the pass context). */
+  private readonly pass: RunningPass;
 
-  constructor(
-    state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>,
-    pass: { readonly levels: DegradationLevel[] | undefined },
-  ) {
+  constructor(state: Pick<CarriedState, 'degradation' | 'degradationTold' | 'degradationHeldBack'>, pass: RunningPass) {
     this.state = state;
     this.pass = pass;
   }
@@ -43,8 +41,7 @@ export class NodeDegradation {
   /** The gates a pass acts by; taken during a pass, their level is one the pass runs at until it ends. */
   gates(): DegradationGates {
     const level = this.level;
-    const levels = this.pass.levels;
-    if (levels !== undefined && !levels.includes(level)) levels.push(level);
+    this.pass.actsAt(level);
     return degradationGates(level);
   }
 
@@ -104,7 +101,7 @@ export class NodeDegradation {
       heldBack,
       summary: degradationSummary(setting.level),
     };
-    const passRunningAt = this.pass.levels?.find((level) => level !== setting.level);
+    const passRunningAt = this.pass.levelOtherThan(setting.level);
     if (passRunningAt !== undefined) view.passRunningAt = passRunningAt;
     return view;
   }

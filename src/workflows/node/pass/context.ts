@@ -1,5 +1,5 @@
 import { callsFailingRetryably } from '../../../ipam/index.js';
-import type { DegradationLevel, DegradationSetting } from '../../../ipam/index.js';
+import type { DegradationSetting } from '../../../ipam/index.js';
 import type { NodeIpamSettings } from '../../messages.js';
 import { newCarriedState } from '../memory/carried-state.js';
 import type { CarriedState } from '../memory/carried-state.js';
@@ -14,6 +14,7 @@ import type { PassSummary } from '../tell/state-view.js';
 import { OperationTracker } from '../act/operation-tracker.js';
 import { PassRecord } from '../memory/pass-record.js';
 import { PassSchedule } from '../memory/pass-schedule.js';
+import { RunningPass } from '../memory/running-pass.js';
 
 /** Why a pass asks the next one for an OpenAPI resync. */
 export type ResyncReason = 'signal' | 'quotaExceeded' | 'statusWriteFailed';
@@ -39,12 +40,8 @@ export class PassContext {
   readonly tracker = new OperationTracker();
   /** What the last pass found, for the `state` query. */
   summary: PassSummary = initialPassSummary();
-  /**
-   * The levels the running pass took degradation gates at; undefined between passes. The one record of "a pass is
-   * running" (the `state` query's `passRunning` and `degradation.passRunningAt`); not carried, since a run continues
-   * as new only between passes.
-   */
-  private readonly running: { levels: DegradationLevel[] | undefined } = { levels: undefined };
+  /** The one record of "a pass is running" (the `state` query's `passRunning` and `degradation.passRunningAt`). */
+  private readonly running = new RunningPass();
   /** Set when a status write found the CR gone (404): the pass ends by releasing the node's ENIs. */
   crVanished = false;
   /** Set by a `resync` signal: the next vSwitch read asks the cloud again, lifting blocks it no longer backs. */
@@ -75,16 +72,16 @@ export class PassContext {
   }
 
   get passRunning(): boolean {
-    return this.running.levels !== undefined;
+    return this.running.running;
   }
 
   /** A pass begins: it acts at the degradation level of now, and at any it takes gates at later. */
   passStarting(): void {
-    this.running.levels = [this.degradation.level];
+    this.running.start(this.degradation.level);
   }
 
   passEnded(): void {
-    this.running.levels = undefined;
+    this.running.end();
   }
 
   /** The next pass lists the instance's ENIs (OpenAPI sync) whatever the CR's sync times say. */
